@@ -1,0 +1,67 @@
+//! The origin's two routers: the API (signed routes behind the edge signature) and
+//! the metrics listener. Built from state, so tests drive them without a socket.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::middleware::from_fn_with_state;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+
+use crate::edge_signature::{require_edge_signature, EdgeVerifier};
+use crate::error::ApiError;
+use crate::gateway::GatewayClient;
+use crate::metrics::Metrics;
+use crate::payments;
+use crate::store::Store;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub gateway: GatewayClient,
+    pub edge: Arc<EdgeVerifier>,
+    pub metrics: Arc<Metrics>,
+}
+
+/// The API listener's routes.
+pub fn app(state: AppState) -> Router {
+    let signed = Router::new()
+        .route("/payments/confirm", post(payments::confirm))
+        .route("/payments", get(payments::list))
+        .route("/payments/{order_id}", get(payments::get))
+        .route_layer(from_fn_with_state(state.edge.clone(), require_edge_signature));
+    Router::new()
+        .merge(signed)
+        .route("/healthz", get(healthz))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+}
+
+/// The metrics listener's routes.
+pub fn metrics_app(metrics: Arc<Metrics>) -> Router {
+    Router::new()
+        .route("/metrics", get(render_metrics))
+        .route("/healthz", get(healthz))
+        .fallback(not_found)
+        .with_state(metrics)
+}
+
+async fn healthz() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+async fn render_metrics(State(metrics): State<Arc<Metrics>>) -> impl axum::response::IntoResponse {
+    (
+        [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
+        metrics.render(),
+    )
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound { code: "NOT_FOUND", message: "no such route" }
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}

@@ -1,0 +1,24 @@
+//! The origin payment service: owns payments, trusts only the edge, and calls the
+//! payment gateway (PG) without ever deciding what it does not know.
+//!
+//! - [`server`] — `origin serve`: the store, both listeners, shutdown.
+//! - [`app`] — the API and metrics routers, built from [`app::AppState`].
+//! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
+//! - [`payments`] — confirm (TX 1, gateway call, TX 2) and read-back.
+//! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
+//! - [`store`] — all SQL, behind the [`store::Store`] trait.
+//! - [`metrics`] — Prometheus text, on its own listener.
+//! - [`config`] — the environment, parsed once into [`config::OriginConfig`].
+//! - [`error`] — the one mapping from a refusal to HTTP.
+//! - [`clock`] — the one place the wall clock is read.
+
+pub mod app;
+pub mod clock;
+pub mod config;
+pub mod edge_signature;
+pub mod error;
+pub mod gateway;
+pub mod metrics;
+pub mod payments;
+pub mod server;
+pub mod store;

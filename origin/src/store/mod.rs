@@ -1,0 +1,112 @@
+//! Where payments are kept. All SQL lives behind [`Store`]; the use cases never see it.
+//!
+//! SQLite ([`sqlite::SqliteStore`]) is the default. The trait is the seam a PostgreSQL
+//! implementation joins when several origin instances share one database.
+
+pub mod sqlite;
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+/// Where a payment stands. Only `Pending` and `Unknown` may still change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PaymentStatus {
+    Pending,
+    Approved,
+    Failed,
+    Unknown,
+}
+
+impl PaymentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Approved => "APPROVED",
+            Self::Failed => "FAILED",
+            Self::Unknown => "UNKNOWN",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Pending, Self::Approved, Self::Failed, Self::Unknown]
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+/// A payment as stored, and as the API shows it (the payment key is never shown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Payment {
+    pub payment_id: i64,
+    pub order_id: String,
+    #[serde(skip)]
+    pub user_id: String,
+    #[serde(skip)]
+    pub payment_key: String,
+    pub amount: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    pub status: PaymentStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// What TX 1 inserts.
+#[derive(Debug, Clone)]
+pub struct NewPayment {
+    pub order_id: String,
+    pub user_id: String,
+    pub payment_key: String,
+    pub amount: i64,
+    pub event_id: Option<String>,
+    pub now_ms: i64,
+}
+
+/// What TX 2 records: the settled status of a pending payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Approved { approved_at: i64 },
+    Failed { reason: String },
+    Unknown,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("a payment for this order id already exists")]
+    DuplicateOrder,
+    #[error("no payment with id {0}")]
+    NoSuchPayment(i64),
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// TX 1: inserts the payment as PENDING and commits.
+    async fn insert_pending(&self, payment: NewPayment) -> Result<Payment, StoreError>;
+
+    /// TX 2: records the outcome of a payment that is still PENDING, and returns the
+    /// payment as it now stands. A payment that already left PENDING is left as it is.
+    async fn record_outcome(
+        &self,
+        payment_id: i64,
+        outcome: Outcome,
+        now_ms: i64,
+    ) -> Result<Payment, StoreError>;
+
+    /// The user's payment for `order_id`; another user's payment is not found.
+    async fn payment_by_order(
+        &self,
+        user_id: &str,
+        order_id: &str,
+    ) -> Result<Option<Payment>, StoreError>;
+
+    /// The user's most recent payments, newest first.
+    async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError>;
+}

@@ -1,0 +1,14 @@
+//! The rules of the admission gateway, as plain Rust.
+//!
+//! Nothing here does I/O, reads a clock or draws random bytes: time and randomness
+//! are parameters. So every rule compiles natively and to `wasm32-unknown-unknown`,
+//! is tested natively in milliseconds, and is shared by the edge and the origin —
+//! both sides of a contract run the same code.
+//!
+//! - [`signing`] — the canonical string and HMAC signature of edge → origin requests.
+//! - [`confirm`] — the payment confirm request: parsing and validation of outside input.
+//! - [`token`] — access-token verification against the configured keys.
+
+pub mod confirm;
+pub mod signing;
+pub mod token;

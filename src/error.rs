@@ -1,0 +1,67 @@
+//! Every refusal the edge gives, and its one mapping to HTTP.
+//!
+//! Bodies are always `{"code": "...", "message": "..."}`. Internal causes go to the log
+//! and never into a body.
+
+use rules::confirm::InvalidConfirm;
+use serde::Serialize;
+use worker::Response;
+
+/// A refusal: the status, the stable code clients rely on, and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+impl ApiError {
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
+        Self { status, code, message: message.into() }
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(400, code, message)
+    }
+
+    pub fn not_found() -> Self {
+        Self::new(404, "NOT_FOUND", "no such route")
+    }
+
+    pub fn method_not_allowed() -> Self {
+        Self::new(405, "METHOD_NOT_ALLOWED", "this route does not accept that method")
+    }
+
+    /// Something on our side failed; `cause` is logged, the client sees only the code.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        worker::console_error!("internal error: {cause}");
+        Self::new(500, "INTERNAL", "the edge could not handle the request")
+    }
+
+    pub fn into_response(self) -> worker::Result<Response> {
+        let response = Response::from_json(&Body { code: self.code, message: &self.message })?
+            .with_status(self.status);
+        if self.status == 401 {
+            response.headers().set("www-authenticate", "Bearer")?;
+        }
+        Ok(response)
+    }
+}
+
+impl From<worker::Error> for ApiError {
+    fn from(err: worker::Error) -> Self {
+        Self::internal(err)
+    }
+}
+
+impl From<InvalidConfirm> for ApiError {
+    fn from(err: InvalidConfirm) -> Self {
+        Self::bad_request(err.code(), err.to_string())
+    }
+}

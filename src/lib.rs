@@ -1,0 +1,28 @@
+//! The edge: a Cloudflare Worker that admits browsers and forwards only admitted
+//! payment confirms to the origin.
+//!
+//! Every request takes the cheapest refusal first (SPEC §2.1): the bearer token is
+//! verified locally with no I/O, the body is validated before any round trip, and only
+//! then is the request signed and forwarded. The rules themselves live in the `rules`
+//! crate; this crate is the thin shell around them.
+//!
+//! - [`routes`] — which handler answers which method and path.
+//! - [`config`] — the Worker's variables and secrets, parsed once per request into types.
+//! - [`auth`] — the bearer token of a request, verified.
+//! - [`payments`] — confirm and read-back, forwarded to the origin.
+//! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
+//! - [`error`] — the one mapping from a refusal to an HTTP response.
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod origin;
+pub mod payments;
+pub mod routes;
+
+use worker::{event, Context, Env, Request, Response};
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+    routes::dispatch(req, &env).await
+}

@@ -1,0 +1,91 @@
+//! The signed call to the origin (SPEC §2.6), and its answer passed back unchanged.
+
+use rules::signing::{
+    SignedRequest, IDEMPOTENCY_KEY_HEADER, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER,
+    USER_HEADER,
+};
+use worker::js_sys::Uint8Array;
+use worker::{Fetch, Headers, Method, Request, RequestInit, Response};
+
+use crate::config::EdgeConfig;
+use crate::error::ApiError;
+
+/// Response headers of the origin that mean something to the client.
+const PASSED_BACK_HEADERS: [&str; 3] = ["content-type", "retry-after", "idempotent-replayed"];
+
+/// A request for the origin, on behalf of an authenticated user.
+pub struct OriginCall<'a> {
+    pub method: Method,
+    /// Built by the edge from validated parts, so it is signed exactly as sent.
+    pub path: String,
+    pub user_id: &'a str,
+    pub idempotency_key: Option<&'a str>,
+    pub body: Option<Vec<u8>>,
+}
+
+impl OriginCall<'_> {
+    /// Signs the call at `now_ms`, sends it, and returns the origin's status, body and
+    /// meaningful headers unchanged.
+    pub async fn send(self, config: &EdgeConfig, now_ms: i64) -> Result<Response, ApiError> {
+        let nonce = random_nonce()?;
+        let body = self.body.unwrap_or_default();
+        let signature = SignedRequest {
+            method: self.method.as_ref(),
+            path_and_query: &self.path,
+            timestamp_ms: now_ms,
+            nonce: &nonce,
+            user_id: self.user_id,
+            idempotency_key: self.idempotency_key.unwrap_or_default(),
+            body: &body,
+        }
+        .sign(&config.origin_secret)
+        .map_err(ApiError::internal)?;
+
+        let headers = Headers::new();
+        headers.set(USER_HEADER, self.user_id)?;
+        headers.set(TIMESTAMP_HEADER, &now_ms.to_string())?;
+        headers.set(NONCE_HEADER, &nonce)?;
+        headers.set(SIGNATURE_HEADER, &signature)?;
+        if let Some(key) = self.idempotency_key {
+            headers.set(IDEMPOTENCY_KEY_HEADER, key)?;
+        }
+        if !body.is_empty() {
+            headers.set("content-type", "application/json")?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(self.method).with_headers(headers);
+        if !body.is_empty() {
+            init.with_body(Some(Uint8Array::from(body.as_slice()).into()));
+        }
+        let url = format!("{}{}", config.origin_url, self.path);
+        let request = Request::new_with_init(&url, &init)?;
+        let mut answer = Fetch::Request(request).send().await.map_err(|err| {
+            worker::console_error!("origin unreachable at {url}: {err}");
+            ApiError::new(502, "ORIGIN_UNAVAILABLE", "the payment service did not answer")
+        })?;
+        pass_back(&mut answer).await
+    }
+}
+
+async fn pass_back(answer: &mut Response) -> Result<Response, ApiError> {
+    let bytes = answer.bytes().await.map_err(|err| {
+        worker::console_error!("origin answer unreadable: {err}");
+        ApiError::new(502, "ORIGIN_UNAVAILABLE", "the payment service did not answer")
+    })?;
+    let headers = Headers::new();
+    for name in PASSED_BACK_HEADERS {
+        if let Some(value) = answer.headers().get(name)? {
+            headers.set(name, &value)?;
+        }
+    }
+    Ok(Response::from_bytes(bytes)?
+        .with_status(answer.status_code())
+        .with_headers(headers))
+}
+
+/// 128 random bits, hex: distinguishes two otherwise identical signed requests.
+fn random_nonce() -> Result<String, ApiError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(ApiError::internal)?;
+    Ok(hex::encode(bytes))
+}
