@@ -9,7 +9,11 @@ use crate::error::ApiError;
 /// The reason for a refusal is logged; the client learns only that it was refused.
 pub fn authenticate(req: &Request, keys: &KeySet, now_secs: i64) -> Result<AccessClaims, ApiError> {
     let header = req.headers().get("authorization")?.ok_or_else(|| {
-        ApiError::new(401, "TOKEN_MISSING", "an Authorization: Bearer token is required")
+        ApiError::new(
+            401,
+            "TOKEN_MISSING",
+            "an Authorization: Bearer token is required",
+        )
     })?;
     let token = bearer_token(&header)
         .ok_or_else(|| ApiError::new(401, "TOKEN_INVALID", "the access token is not valid"))?;

@@ -31,12 +31,18 @@ impl EdgeConfig {
             .map_err(|err| invalid("JWT_KEYS", err.to_string()))?;
         let origin_url = read(env, "ORIGIN_URL").unwrap_or_else(|| DEFAULT_ORIGIN_URL.into());
         if !(origin_url.starts_with("http://") || origin_url.starts_with("https://")) {
-            return Err(invalid("ORIGIN_URL", "must be an http:// or https:// URL".into()));
+            return Err(invalid(
+                "ORIGIN_URL",
+                "must be an http:// or https:// URL".into(),
+            ));
         }
         let origin_secret = read(env, "ORIGIN_SIGNING_SECRET")
             .ok_or(ConfigError::Missing("ORIGIN_SIGNING_SECRET"))?;
         if origin_secret.len() < MIN_SECRET_LEN {
-            return Err(invalid("ORIGIN_SIGNING_SECRET", "must be at least 32 characters".into()));
+            return Err(invalid(
+                "ORIGIN_SIGNING_SECRET",
+                "must be at least 32 characters".into(),
+            ));
         }
         Ok(Self {
             keys,

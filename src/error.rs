@@ -23,7 +23,11 @@ struct Body<'a> {
 
 impl ApiError {
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into() }
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
@@ -35,7 +39,11 @@ impl ApiError {
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::new(405, "METHOD_NOT_ALLOWED", "this route does not accept that method")
+        Self::new(
+            405,
+            "METHOD_NOT_ALLOWED",
+            "this route does not accept that method",
+        )
     }
 
     /// Something on our side failed; `cause` is logged, the client sees only the code.
@@ -45,8 +53,11 @@ impl ApiError {
     }
 
     pub fn into_response(self) -> worker::Result<Response> {
-        let response = Response::from_json(&Body { code: self.code, message: &self.message })?
-            .with_status(self.status);
+        let response = Response::from_json(&Body {
+            code: self.code,
+            message: &self.message,
+        })?
+        .with_status(self.status);
         if self.status == 401 {
             response.headers().set("www-authenticate", "Bearer")?;
         }

@@ -61,7 +61,11 @@ impl OriginCall<'_> {
         let request = Request::new_with_init(&url, &init)?;
         let mut answer = Fetch::Request(request).send().await.map_err(|err| {
             worker::console_error!("origin unreachable at {url}: {err}");
-            ApiError::new(502, "ORIGIN_UNAVAILABLE", "the payment service did not answer")
+            ApiError::new(
+                502,
+                "ORIGIN_UNAVAILABLE",
+                "the payment service did not answer",
+            )
         })?;
         pass_back(&mut answer).await
     }
@@ -70,7 +74,11 @@ impl OriginCall<'_> {
 async fn pass_back(answer: &mut Response) -> Result<Response, ApiError> {
     let bytes = answer.bytes().await.map_err(|err| {
         worker::console_error!("origin answer unreadable: {err}");
-        ApiError::new(502, "ORIGIN_UNAVAILABLE", "the payment service did not answer")
+        ApiError::new(
+            502,
+            "ORIGIN_UNAVAILABLE",
+            "the payment service did not answer",
+        )
     })?;
     let headers = Headers::new();
     for name in PASSED_BACK_HEADERS {

@@ -56,7 +56,10 @@ pub async fn get(
 /// Reads at most `MAX_BODY_BYTES`; a declared or actual larger body is refused.
 async fn read_body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
     let declared = req.headers().get("content-length")?;
-    if declared.and_then(|len| len.parse::<usize>().ok()).is_some_and(|len| len > MAX_BODY_BYTES) {
+    if declared
+        .and_then(|len| len.parse::<usize>().ok())
+        .is_some_and(|len| len > MAX_BODY_BYTES)
+    {
         return Err(InvalidConfirm::TooLarge.into());
     }
     let body = req.bytes().await?;

@@ -20,7 +20,9 @@ async fn route(req: Request, env: &Env) -> Result<Response, ApiError> {
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (req.method(), segments.as_slice()) {
-        (Method::Get, ["healthz"]) => Ok(Response::from_json(&serde_json::json!({"status": "ok"}))?),
+        (Method::Get, ["healthz"]) => {
+            Ok(Response::from_json(&serde_json::json!({"status": "ok"}))?)
+        }
         (Method::Post, ["payments", "confirm"]) => {
             let (config, now_ms) = prepare(env)?;
             let caller = authenticate(&req, &config.keys, now_ms.div_euclid(1000))?;

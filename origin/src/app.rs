@@ -29,7 +29,10 @@ pub fn app(state: AppState) -> Router {
         .route("/payments/confirm", post(payments::confirm))
         .route("/payments", get(payments::list))
         .route("/payments/{order_id}", get(payments::get))
-        .route_layer(from_fn_with_state(state.edge.clone(), require_edge_signature));
+        .route_layer(from_fn_with_state(
+            state.edge.clone(),
+            require_edge_signature,
+        ));
     Router::new()
         .merge(signed)
         .route("/healthz", get(healthz))
@@ -59,7 +62,10 @@ async fn render_metrics(State(metrics): State<Arc<Metrics>>) -> impl axum::respo
 }
 
 async fn not_found() -> ApiError {
-    ApiError::NotFound { code: "NOT_FOUND", message: "no such route" }
+    ApiError::NotFound {
+        code: "NOT_FOUND",
+        message: "no such route",
+    }
 }
 
 async fn method_not_allowed() -> ApiError {

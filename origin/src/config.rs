@@ -36,7 +36,11 @@ impl OriginConfig {
 
     /// Reads configuration through `lookup`, so tests need not touch the environment.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let get = |name: &str| lookup(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let get = |name: &str| {
+            lookup(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
         let address = |name: &'static str, default: &str| {
             let value = get(name).unwrap_or_else(|| default.to_owned());
             value.parse::<SocketAddr>().map_err(|_| ConfigError {
@@ -44,7 +48,8 @@ impl OriginConfig {
                 problem: format!("`{value}` is not an address such as 127.0.0.1:8080"),
             })
         };
-        let database_url = get("DATABASE_URL").unwrap_or_else(|| "sqlite://data/origin.sqlite3".into());
+        let database_url =
+            get("DATABASE_URL").unwrap_or_else(|| "sqlite://data/origin.sqlite3".into());
         if !database_url.starts_with("sqlite:") {
             return Err(ConfigError {
                 name: "DATABASE_URL",
@@ -97,7 +102,9 @@ mod tests {
 
     fn config(vars: &[(&str, &str)]) -> Result<OriginConfig, ConfigError> {
         OriginConfig::from_lookup(|name| {
-            vars.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_owned())
         })
     }
 
@@ -116,11 +123,23 @@ mod tests {
         let cases: [&[(&str, &str)]; 5] = [
             &[],
             &[("EDGE_SIGNING_SECRET", "short")],
-            &[("EDGE_SIGNING_SECRET", SECRET), ("ORIGIN_LISTEN", "localhost")],
+            &[
+                ("EDGE_SIGNING_SECRET", SECRET),
+                ("ORIGIN_LISTEN", "localhost"),
+            ],
             &[("EDGE_SIGNING_SECRET", SECRET), ("GATEWAY_TIMEOUT_MS", "0")],
-            &[("EDGE_SIGNING_SECRET", SECRET), ("DATABASE_URL", "mysql://x")],
+            &[
+                ("EDGE_SIGNING_SECRET", SECRET),
+                ("DATABASE_URL", "mysql://x"),
+            ],
         ];
-        let names = ["EDGE_SIGNING_SECRET", "EDGE_SIGNING_SECRET", "ORIGIN_LISTEN", "GATEWAY_TIMEOUT_MS", "DATABASE_URL"];
+        let names = [
+            "EDGE_SIGNING_SECRET",
+            "EDGE_SIGNING_SECRET",
+            "ORIGIN_LISTEN",
+            "GATEWAY_TIMEOUT_MS",
+            "DATABASE_URL",
+        ];
         for (vars, name) in cases.iter().zip(names) {
             let err = config(vars).unwrap_err().to_string();
             assert!(err.starts_with(name), "{vars:?}: {err}");

@@ -39,11 +39,21 @@ pub struct EdgeVerifier {
 
 impl EdgeVerifier {
     pub fn new(secret: Vec<u8>) -> Self {
-        Self { secret, seen: Mutex::new(ReplayGuard::default()) }
+        Self {
+            secret,
+            seen: Mutex::new(ReplayGuard::default()),
+        }
     }
 
     fn verify(&self, parts: &Parts, body: &[u8], now_ms: i64) -> Result<EdgeCaller, ApiError> {
-        let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+        // A header given twice is ambiguous: refused, never read one way or the other.
+        let header = |name: &str| {
+            let mut values = parts.headers.get_all(name).iter();
+            match (values.next(), values.next()) {
+                (Some(value), None) => value.to_str().ok(),
+                _ => None,
+            }
+        };
         let refuse = |reason: &str| {
             tracing::warn!(reason, path = %parts.uri.path(), "edge signature refused");
             ApiError::SignatureInvalid
@@ -56,7 +66,9 @@ impl EdgeVerifier {
         ) else {
             return Err(refuse("signature headers missing"));
         };
-        let timestamp_ms = timestamp.parse::<i64>().map_err(|_| refuse("timestamp malformed"))?;
+        let timestamp_ms = timestamp
+            .parse::<i64>()
+            .map_err(|_| refuse("timestamp malformed"))?;
         if !is_nonce(nonce) {
             return Err(refuse("nonce malformed"));
         }
@@ -80,7 +92,9 @@ impl EdgeVerifier {
         if !first_use {
             return Err(refuse("nonce replayed"));
         }
-        Ok(EdgeCaller { user_id: user_id.to_owned() })
+        Ok(EdgeCaller {
+            user_id: user_id.to_owned(),
+        })
     }
 }
 
@@ -95,7 +109,9 @@ pub async fn require_edge_signature(
         tracing::warn!(path = %parts.uri.path(), "unsigned request refused");
         return Err(ApiError::SignatureInvalid);
     }
-    let body = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| InvalidConfirm::TooLarge)?;
+    let body = to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| InvalidConfirm::TooLarge)?;
     let caller = verifier.verify(&parts, &body, now_ms())?;
     let mut request = Request::from_parts(parts, Body::from(body));
     request.extensions_mut().insert(caller);
@@ -125,7 +141,8 @@ impl ReplayGuard {
         if self.expires.contains_key(nonce) {
             return false;
         }
-        self.expires.insert(nonce.to_owned(), timestamp_ms + MAX_SKEW_MS);
+        self.expires
+            .insert(nonce.to_owned(), timestamp_ms + MAX_SKEW_MS);
         true
     }
 }

@@ -15,9 +15,18 @@ pub enum ApiError {
     /// The request does not carry a valid, fresh, first-seen edge signature.
     SignatureInvalid,
     /// The request is malformed; the message says how.
-    BadRequest { code: &'static str, message: String },
-    NotFound { code: &'static str, message: &'static str },
-    Conflict { code: &'static str, message: &'static str },
+    BadRequest {
+        code: &'static str,
+        message: String,
+    },
+    NotFound {
+        code: &'static str,
+        message: &'static str,
+    },
+    Conflict {
+        code: &'static str,
+        message: &'static str,
+    },
     MethodNotAllowed,
     /// Our fault; the cause is logged.
     Internal(String),
@@ -31,7 +40,10 @@ impl ApiError {
 
 impl From<InvalidConfirm> for ApiError {
     fn from(err: InvalidConfirm) -> Self {
-        Self::BadRequest { code: err.code(), message: err.to_string() }
+        Self::BadRequest {
+            code: err.code(),
+            message: err.to_string(),
+        }
     }
 }
 
@@ -72,6 +84,10 @@ impl IntoResponse for ApiError {
                 )
             }
         };
-        (status, Json(serde_json::json!({ "code": code, "message": message }))).into_response()
+        (
+            status,
+            Json(serde_json::json!({ "code": code, "message": message })),
+        )
+            .into_response()
     }
 }

@@ -12,14 +12,20 @@ use serde::{Deserialize, Serialize};
 /// What the PG said to one approval request, as far as we can know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GatewayAnswer {
-    Approved { approved_at: i64 },
+    Approved {
+        approved_at: i64,
+    },
     Declined,
     /// The PG received the request and refused it without charging (a 4xx).
-    Rejected { status: u16 },
+    Rejected {
+        status: u16,
+    },
     /// The request never reached the PG.
     NotSent,
     /// The request may have reached the PG; only asking it later can tell.
-    Unknown { cause: String },
+    Unknown {
+        cause: String,
+    },
 }
 
 #[derive(Clone)]
@@ -47,34 +53,52 @@ impl GatewayClient {
     /// `timeout` bounds the whole call; past it the outcome is unknown.
     pub fn new(base_url: &str, timeout: Duration) -> reqwest::Result<Self> {
         let http = reqwest::Client::builder().timeout(timeout).build()?;
-        Ok(Self { http, base_url: base_url.trim_end_matches('/').to_owned() })
+        Ok(Self {
+            http,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+        })
     }
 
     /// Asks the PG to approve a payment, once.
     pub async fn confirm(&self, order_id: &str, payment_key: &str, amount: i64) -> GatewayAnswer {
         let url = format!("{}/v1/payments/confirm", self.base_url);
-        let body = ConfirmBody { payment_key, order_id, amount };
+        let body = ConfirmBody {
+            payment_key,
+            order_id,
+            amount,
+        };
         let response = match self.http.post(&url).json(&body).send().await {
             Ok(response) => response,
             Err(err) if err.is_connect() => return GatewayAnswer::NotSent,
-            Err(err) => return GatewayAnswer::Unknown { cause: describe(&err) },
+            Err(err) => {
+                return GatewayAnswer::Unknown {
+                    cause: describe(&err),
+                }
+            }
         };
         let status = response.status();
         if status.is_server_error() {
-            return GatewayAnswer::Unknown { cause: format!("gateway answered {status}") };
+            return GatewayAnswer::Unknown {
+                cause: format!("gateway answered {status}"),
+            };
         }
         if !status.is_success() {
-            return GatewayAnswer::Rejected { status: status.as_u16() };
+            return GatewayAnswer::Rejected {
+                status: status.as_u16(),
+            };
         }
         match response.json::<ConfirmReply>().await {
-            Ok(ConfirmReply { status, approved_at: Some(approved_at) }) if status == "APPROVED" => {
-                GatewayAnswer::Approved { approved_at }
-            }
+            Ok(ConfirmReply {
+                status,
+                approved_at: Some(approved_at),
+            }) if status == "APPROVED" => GatewayAnswer::Approved { approved_at },
             Ok(ConfirmReply { status, .. }) if status == "DECLINED" => GatewayAnswer::Declined,
-            Ok(ConfirmReply { status, .. }) => {
-                GatewayAnswer::Unknown { cause: format!("unexpected gateway status {status}") }
-            }
-            Err(err) => GatewayAnswer::Unknown { cause: describe(&err) },
+            Ok(ConfirmReply { status, .. }) => GatewayAnswer::Unknown {
+                cause: format!("unexpected gateway status {status}"),
+            },
+            Err(err) => GatewayAnswer::Unknown {
+                cause: describe(&err),
+            },
         }
     }
 }

@@ -36,14 +36,22 @@ impl Default for Metrics {
     fn default() -> Self {
         let mut registry = Registry::with_prefix("origin");
         let payments = Family::<StatusLabel, Counter>::default();
-        registry.register("payments", "Payments settled by confirm, by status", payments.clone());
+        registry.register(
+            "payments",
+            "Payments settled by confirm, by status",
+            payments.clone(),
+        );
         let gateway_in_flight = Gauge::<i64, AtomicI64>::default();
         registry.register(
             "gateway_in_flight",
             "Gateway approval calls waiting for an answer",
             gateway_in_flight.clone(),
         );
-        Self { registry, payments, gateway_in_flight }
+        Self {
+            registry,
+            payments,
+            gateway_in_flight,
+        }
     }
 }
 
@@ -54,7 +62,11 @@ impl Metrics {
     }
 
     pub fn payment_settled(&self, status: PaymentStatus) {
-        self.payments.get_or_create(&StatusLabel { status: status.as_str() }).inc();
+        self.payments
+            .get_or_create(&StatusLabel {
+                status: status.as_str(),
+            })
+            .inc();
     }
 
     /// The registry in the Prometheus text format.
@@ -76,7 +88,10 @@ mod tests {
         metrics.payment_settled(PaymentStatus::Approved);
         let call = metrics.gateway_call_started();
         let text = metrics.render();
-        assert!(text.contains(r#"origin_payments_total{status="APPROVED"} 1"#), "{text}");
+        assert!(
+            text.contains(r#"origin_payments_total{status="APPROVED"} 1"#),
+            "{text}"
+        );
         assert!(text.contains("origin_gateway_in_flight 1"), "{text}");
         drop(call);
         assert!(metrics.render().contains("origin_gateway_in_flight 0"));

@@ -29,7 +29,9 @@ pub async fn confirm(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let key = headers.get(IDEMPOTENCY_KEY_HEADER).and_then(|v| v.to_str().ok());
+    let key = headers
+        .get(IDEMPOTENCY_KEY_HEADER)
+        .and_then(|v| v.to_str().ok());
     check_idempotency_key(key)?;
     let request = ConfirmRequest::parse(&body)?;
     let pending = state
@@ -87,17 +89,28 @@ pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<EdgeCaller>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let payments = state.store.recent_payments(&caller.user_id, RECENT_LIMIT).await?;
+    let payments = state
+        .store
+        .recent_payments(&caller.user_id, RECENT_LIMIT)
+        .await?;
     Ok(Json(serde_json::json!({ "payments": payments })))
 }
 
 /// What a gateway answer makes of a pending payment. What was not sent is not unknown.
 fn outcome_of(answer: &GatewayAnswer) -> Outcome {
     match answer {
-        GatewayAnswer::Approved { approved_at } => Outcome::Approved { approved_at: *approved_at },
-        GatewayAnswer::Declined => Outcome::Failed { reason: "DECLINED".into() },
-        GatewayAnswer::Rejected { .. } => Outcome::Failed { reason: "GATEWAY_REJECTED".into() },
-        GatewayAnswer::NotSent => Outcome::Failed { reason: "GATEWAY_UNREACHABLE".into() },
+        GatewayAnswer::Approved { approved_at } => Outcome::Approved {
+            approved_at: *approved_at,
+        },
+        GatewayAnswer::Declined => Outcome::Failed {
+            reason: "DECLINED".into(),
+        },
+        GatewayAnswer::Rejected { .. } => Outcome::Failed {
+            reason: "GATEWAY_REJECTED".into(),
+        },
+        GatewayAnswer::NotSent => Outcome::Failed {
+            reason: "GATEWAY_UNREACHABLE".into(),
+        },
         GatewayAnswer::Unknown { .. } => Outcome::Unknown,
     }
 }
@@ -117,11 +130,34 @@ mod tests {
     #[test]
     fn only_an_answer_that_may_have_charged_is_unknown() {
         let cases = [
-            (GatewayAnswer::Approved { approved_at: 5 }, Outcome::Approved { approved_at: 5 }),
-            (GatewayAnswer::Declined, Outcome::Failed { reason: "DECLINED".into() }),
-            (GatewayAnswer::Rejected { status: 409 }, Outcome::Failed { reason: "GATEWAY_REJECTED".into() }),
-            (GatewayAnswer::NotSent, Outcome::Failed { reason: "GATEWAY_UNREACHABLE".into() }),
-            (GatewayAnswer::Unknown { cause: "timeout".into() }, Outcome::Unknown),
+            (
+                GatewayAnswer::Approved { approved_at: 5 },
+                Outcome::Approved { approved_at: 5 },
+            ),
+            (
+                GatewayAnswer::Declined,
+                Outcome::Failed {
+                    reason: "DECLINED".into(),
+                },
+            ),
+            (
+                GatewayAnswer::Rejected { status: 409 },
+                Outcome::Failed {
+                    reason: "GATEWAY_REJECTED".into(),
+                },
+            ),
+            (
+                GatewayAnswer::NotSent,
+                Outcome::Failed {
+                    reason: "GATEWAY_UNREACHABLE".into(),
+                },
+            ),
+            (
+                GatewayAnswer::Unknown {
+                    cause: "timeout".into(),
+                },
+                Outcome::Unknown,
+            ),
         ];
         for (answer, outcome) in cases {
             assert_eq!(outcome_of(&answer), outcome, "{answer:?}");

@@ -33,9 +33,17 @@ pub async fn serve(
         .with_context(|| format!("ORIGIN_LISTEN: cannot bind {}", config.listen))?;
     let metrics_listener = TcpListener::bind(config.metrics_listen)
         .await
-        .with_context(|| format!("ORIGIN_METRICS_LISTEN: cannot bind {}", config.metrics_listen))?;
+        .with_context(|| {
+            format!(
+                "ORIGIN_METRICS_LISTEN: cannot bind {}",
+                config.metrics_listen
+            )
+        })?;
     tracing::info!("origin API listening on http://{}", api.local_addr()?);
-    tracing::info!("origin metrics listening on http://{}", metrics_listener.local_addr()?);
+    tracing::info!(
+        "origin metrics listening on http://{}",
+        metrics_listener.local_addr()?
+    );
 
     let (stop, stopped) = watch::channel(false);
     tokio::spawn(async move {

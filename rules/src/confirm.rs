@@ -98,7 +98,10 @@ pub fn check_order_id(value: &str) -> Result<(), InvalidConfirm> {
 /// ASCII characters.
 pub fn check_idempotency_key(key: Option<&str>) -> Result<&str, InvalidConfirm> {
     let key = key.ok_or(InvalidConfirm::MissingIdempotencyKey)?;
-    if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY_LEN || !key.bytes().all(|b| b.is_ascii_graphic()) {
+    if key.is_empty()
+        || key.len() > MAX_IDEMPOTENCY_KEY_LEN
+        || !key.bytes().all(|b| b.is_ascii_graphic())
+    {
         return Err(InvalidConfirm::Field {
             field: "Idempotency-Key",
             problem: "must be 1 to 255 visible ASCII characters",
@@ -161,35 +164,80 @@ mod tests {
         check(r#"{"paymentKey":"k","amount":1}"#, Err("orderId"));
         check(r#"{"orderId":"o","amount":1}"#, Err("paymentKey"));
         check(r#"{"orderId":"o","paymentKey":"k"}"#, Err("amount"));
-        check(r#"{"orderId":7,"paymentKey":"k","amount":1}"#, Err("not valid JSON"));
-        check(r#"{"orderId":"o","paymentKey":"k","amount":"1"}"#, Err("not valid JSON"));
-        check(r#"{"orderId":"o","paymentKey":"k","amount":1.5}"#, Err("not valid JSON"));
-        check(r#"{"orderId":"o","paymentKey":"k","amount":1e30}"#, Err("not valid JSON"));
+        check(
+            r#"{"orderId":7,"paymentKey":"k","amount":1}"#,
+            Err("not valid JSON"),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"k","amount":"1"}"#,
+            Err("not valid JSON"),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"k","amount":1.5}"#,
+            Err("not valid JSON"),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"k","amount":1e30}"#,
+            Err("not valid JSON"),
+        );
     }
 
     #[test]
     fn amounts_must_be_positive_and_bounded() {
-        check(r#"{"orderId":"o","paymentKey":"k","amount":0}"#, Err("`amount`"));
-        check(r#"{"orderId":"o","paymentKey":"k","amount":-100}"#, Err("`amount`"));
-        check(r#"{"orderId":"o","paymentKey":"k","amount":1000000000000}"#, Ok(()));
-        check(r#"{"orderId":"o","paymentKey":"k","amount":1000000000001}"#, Err("`amount`"));
+        check(
+            r#"{"orderId":"o","paymentKey":"k","amount":0}"#,
+            Err("`amount`"),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"k","amount":-100}"#,
+            Err("`amount`"),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"k","amount":1000000000000}"#,
+            Ok(()),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"k","amount":1000000000001}"#,
+            Err("`amount`"),
+        );
     }
 
     #[test]
     fn ids_and_keys_must_be_plain_and_short() {
-        check(r#"{"orderId":"","paymentKey":"k","amount":1}"#, Err("`orderId`"));
-        check(r#"{"orderId":"a/b","paymentKey":"k","amount":1}"#, Err("`orderId`"));
-        check(r#"{"orderId":"o","paymentKey":"","amount":1}"#, Err("`paymentKey`"));
-        check(r#"{"orderId":"o","paymentKey":"a b","amount":1}"#, Err("`paymentKey`"));
-        check(r#"{"orderId":"o","paymentKey":"k","amount":1,"eventId":""}"#, Err("`eventId`"));
+        check(
+            r#"{"orderId":"","paymentKey":"k","amount":1}"#,
+            Err("`orderId`"),
+        );
+        check(
+            r#"{"orderId":"a/b","paymentKey":"k","amount":1}"#,
+            Err("`orderId`"),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"","amount":1}"#,
+            Err("`paymentKey`"),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"a b","amount":1}"#,
+            Err("`paymentKey`"),
+        );
+        check(
+            r#"{"orderId":"o","paymentKey":"k","amount":1,"eventId":""}"#,
+            Err("`eventId`"),
+        );
         let long = "x".repeat(65);
-        check(&format!(r#"{{"orderId":"{long}","paymentKey":"k","amount":1}}"#), Err("`orderId`"));
+        check(
+            &format!(r#"{{"orderId":"{long}","paymentKey":"k","amount":1}}"#),
+            Err("`orderId`"),
+        );
     }
 
     #[test]
     fn idempotency_keys_must_be_present_visible_and_short() {
         assert_eq!(check_idempotency_key(Some("k-1")), Ok("k-1"));
-        assert_eq!(check_idempotency_key(None), Err(InvalidConfirm::MissingIdempotencyKey));
+        assert_eq!(
+            check_idempotency_key(None),
+            Err(InvalidConfirm::MissingIdempotencyKey)
+        );
         for bad in ["", "a b", "é", &"k".repeat(256)] {
             assert!(check_idempotency_key(Some(bad)).is_err(), "{bad}");
         }
@@ -198,8 +246,14 @@ mod tests {
     #[test]
     fn each_refusal_has_its_stable_code() {
         assert_eq!(InvalidConfirm::TooLarge.code(), "BODY_TOO_LARGE");
-        assert_eq!(InvalidConfirm::MissingIdempotencyKey.code(), "IDEMPOTENCY_KEY_REQUIRED");
-        assert_eq!(InvalidConfirm::Malformed(String::new()).code(), "INVALID_REQUEST");
+        assert_eq!(
+            InvalidConfirm::MissingIdempotencyKey.code(),
+            "IDEMPOTENCY_KEY_REQUIRED"
+        );
+        assert_eq!(
+            InvalidConfirm::Malformed(String::new()).code(),
+            "INVALID_REQUEST"
+        );
     }
 
     #[test]

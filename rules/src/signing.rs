@@ -114,15 +114,17 @@ impl SignedRequest<'_> {
             return Err(SignatureRejection::Stale);
         }
         let signature = decode_lower_hex(signature_hex).ok_or(SignatureRejection::Malformed)?;
-        let mac = self.mac(secret).map_err(|_| SignatureRejection::Malformed)?;
+        let mac = self
+            .mac(secret)
+            .map_err(|_| SignatureRejection::Malformed)?;
         mac.verify_slice(&signature)
             .map_err(|_| SignatureRejection::Mismatch)
     }
 
     fn mac(&self, secret: &[u8]) -> Result<Hmac<Sha256>, UnsignableField> {
         let canonical = self.canonical_string()?;
-        let mut mac = Hmac::<Sha256>::new_from_slice(secret)
-            .expect("HMAC-SHA256 accepts keys of any length");
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(secret).expect("HMAC-SHA256 accepts keys of any length");
         mac.update(canonical.as_bytes());
         Ok(mac)
     }
@@ -189,13 +191,34 @@ mod tests {
         let original = request(b"{\"amount\":1000}");
         let signature = original.sign(SECRET).unwrap();
         let tampered = [
-            SignedRequest { method: "GET", ..original },
-            SignedRequest { path_and_query: "/payments/confirm?x=1", ..original },
-            SignedRequest { timestamp_ms: NOW + 1, ..original },
-            SignedRequest { nonce: "another", ..original },
-            SignedRequest { user_id: "user-43", ..original },
-            SignedRequest { idempotency_key: "key-2", ..original },
-            SignedRequest { body: b"{\"amount\":9000}", ..original },
+            SignedRequest {
+                method: "GET",
+                ..original
+            },
+            SignedRequest {
+                path_and_query: "/payments/confirm?x=1",
+                ..original
+            },
+            SignedRequest {
+                timestamp_ms: NOW + 1,
+                ..original
+            },
+            SignedRequest {
+                nonce: "another",
+                ..original
+            },
+            SignedRequest {
+                user_id: "user-43",
+                ..original
+            },
+            SignedRequest {
+                idempotency_key: "key-2",
+                ..original
+            },
+            SignedRequest {
+                body: b"{\"amount\":9000}",
+                ..original
+            },
         ];
         for req in tampered {
             assert_eq!(
@@ -212,7 +235,10 @@ mod tests {
 
     #[test]
     fn a_field_with_a_newline_cannot_be_signed() {
-        let req = SignedRequest { user_id: "user-42\nkey-1", ..request(b"") };
+        let req = SignedRequest {
+            user_id: "user-42\nkey-1",
+            ..request(b"")
+        };
         assert_eq!(req.sign(SECRET), Err(UnsignableField("user")));
     }
 

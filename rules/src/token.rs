@@ -126,9 +126,15 @@ impl KeySet {
         }
         let RequiredClaims { sub, jti } = &claims.custom;
         if sub.is_empty() || jti.is_empty() {
-            return Err(TokenRejection::BadClaims("`sub` and `jti` must not be empty".into()));
+            return Err(TokenRejection::BadClaims(
+                "`sub` and `jti` must not be empty".into(),
+            ));
         }
-        Ok(AccessClaims { sub: sub.clone(), jti: jti.clone(), exp })
+        Ok(AccessClaims {
+            sub: sub.clone(),
+            jti: jti.clone(),
+            exp,
+        })
     }
 }
 
@@ -173,7 +179,9 @@ mod tests {
         }
         let mut claims = Claims::new(claims);
         claims.expiration = chrono::DateTime::from_timestamp(NOW + 60, 0);
-        Hs256.token(&header, &claims, &Hs256Key::new(SECRET)).unwrap()
+        Hs256
+            .token(&header, &claims, &Hs256Key::new(SECRET))
+            .unwrap()
     }
 
     fn good_claims() -> serde_json::Value {
@@ -186,7 +194,11 @@ mod tests {
         let claims = keys().verify(&token, NOW).unwrap();
         assert_eq!(
             claims,
-            AccessClaims { sub: "user-1".into(), jti: "j-1".into(), exp: NOW + 60 }
+            AccessClaims {
+                sub: "user-1".into(),
+                jti: "j-1".into(),
+                exp: NOW + 60
+            }
         );
     }
 
@@ -194,7 +206,10 @@ mod tests {
     fn a_token_expires_at_exp_not_after_it() {
         let token = mint(Some("k1"), good_claims());
         assert!(keys().verify(&token, NOW + 59).is_ok());
-        assert_eq!(keys().verify(&token, NOW + 60), Err(TokenRejection::Expired));
+        assert_eq!(
+            keys().verify(&token, NOW + 60),
+            Err(TokenRejection::Expired)
+        );
     }
 
     #[test]
@@ -208,12 +223,21 @@ mod tests {
     #[test]
     fn a_tampered_token_is_refused() {
         let token = mint(Some("k1"), good_claims());
-        let other = mint(Some("k1"), serde_json::json!({"sub": "admin", "jti": "j-1"}));
+        let other = mint(
+            Some("k1"),
+            serde_json::json!({"sub": "admin", "jti": "j-1"}),
+        );
         let (head_sig, _) = token.rsplit_once('.').unwrap();
         let (_, other_sig) = other.rsplit_once('.').unwrap();
         let spliced = format!("{head_sig}.{other_sig}");
-        assert_eq!(keys().verify(&spliced, NOW), Err(TokenRejection::BadSignature));
-        assert_eq!(keys().verify("not.a.token", NOW), Err(TokenRejection::Malformed));
+        assert_eq!(
+            keys().verify(&spliced, NOW),
+            Err(TokenRejection::BadSignature)
+        );
+        assert_eq!(
+            keys().verify("not.a.token", NOW),
+            Err(TokenRejection::Malformed)
+        );
         assert_eq!(keys().verify("", NOW), Err(TokenRejection::Malformed));
     }
 
@@ -238,7 +262,10 @@ mod tests {
         ] {
             let token = mint(Some("k1"), claims.clone());
             assert!(
-                matches!(keys().verify(&token, NOW), Err(TokenRejection::BadClaims(_))),
+                matches!(
+                    keys().verify(&token, NOW),
+                    Err(TokenRejection::BadClaims(_))
+                ),
                 "{claims}"
             );
         }
@@ -250,9 +277,18 @@ mod tests {
         let cases = [
             ("[]".to_owned(), "empty"),
             ("{}".to_owned(), "JSON array"),
-            (format!(r#"[{{"kty":"oct","alg":"HS256","kid":"a","k":"{short}"}}]"#), "32 bytes"),
-            (r#"[{"kty":"oct","alg":"RS256","kid":"a","k":"x"}]"#.to_owned(), "HS256"),
-            (r#"[{"kty":"oct","alg":"HS256","kid":"a","k":"***"}]"#.to_owned(), "base64url"),
+            (
+                format!(r#"[{{"kty":"oct","alg":"HS256","kid":"a","k":"{short}"}}]"#),
+                "32 bytes",
+            ),
+            (
+                r#"[{"kty":"oct","alg":"RS256","kid":"a","k":"x"}]"#.to_owned(),
+                "HS256",
+            ),
+            (
+                r#"[{"kty":"oct","alg":"HS256","kid":"a","k":"***"}]"#.to_owned(),
+                "base64url",
+            ),
         ];
         for (json, fragment) in cases {
             let err = KeySet::from_jwks_json(&json).err().unwrap().to_string();

@@ -47,7 +47,10 @@ impl SqliteStore {
 
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
         let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = ?");
-        let row = sqlx::query(&sql).bind(payment_id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query(&sql)
+            .bind(payment_id)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(|row| payment_from_row(&row))
             .transpose()?
             .ok_or(StoreError::NoSuchPayment(payment_id))
@@ -109,7 +112,8 @@ impl Store for SqliteStore {
         user_id: &str,
         order_id: &str,
     ) -> Result<Option<Payment>, StoreError> {
-        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = ? AND user_id = ?");
+        let sql =
+            format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = ? AND user_id = ?");
         let row = sqlx::query(&sql)
             .bind(order_id)
             .bind(user_id)
@@ -134,7 +138,9 @@ impl Store for SqliteStore {
 fn payment_from_row(row: &SqliteRow) -> Result<Payment, StoreError> {
     let status: String = row.try_get("status")?;
     let status = PaymentStatus::parse(&status).ok_or_else(|| {
-        StoreError::Database(sqlx::Error::Decode(format!("unknown status {status}").into()))
+        StoreError::Database(sqlx::Error::Decode(
+            format!("unknown status {status}").into(),
+        ))
     })?;
     Ok(Payment {
         payment_id: row.try_get("id")?,
@@ -196,7 +202,11 @@ mod tests {
     #[tokio::test]
     async fn an_outcome_settles_a_pending_payment_once() {
         let store = store().await;
-        let id = store.insert_pending(new_payment("o-1")).await.unwrap().payment_id;
+        let id = store
+            .insert_pending(new_payment("o-1"))
+            .await
+            .unwrap()
+            .payment_id;
         let approved = store
             .record_outcome(id, Outcome::Approved { approved_at: 2_000 }, 2_001)
             .await
@@ -204,7 +214,13 @@ mod tests {
         assert_eq!(approved.status, PaymentStatus::Approved);
         assert_eq!(approved.approved_at, Some(2_000));
         let late = store
-            .record_outcome(id, Outcome::Failed { reason: "DECLINED".into() }, 3_000)
+            .record_outcome(
+                id,
+                Outcome::Failed {
+                    reason: "DECLINED".into(),
+                },
+                3_000,
+            )
             .await
             .unwrap();
         assert_eq!(late, approved);
@@ -216,7 +232,10 @@ mod tests {
         for order in ["o-1", "o-2", "o-3"] {
             store.insert_pending(new_payment(order)).await.unwrap();
         }
-        let other = NewPayment { user_id: "user-2".into(), ..new_payment("o-4") };
+        let other = NewPayment {
+            user_id: "user-2".into(),
+            ..new_payment("o-4")
+        };
         store.insert_pending(other).await.unwrap();
         let recent = store.recent_payments("user-1", 2).await.unwrap();
         let orders: Vec<_> = recent.iter().map(|p| p.order_id.as_str()).collect();

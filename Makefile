@@ -1,0 +1,17 @@
+# The two commands of the README. Both install what is missing first (pinned).
+.PHONY: run test lint
+
+run:
+	scripts/run
+
+test:
+	scripts/bootstrap
+	scripts/build-edge
+	cargo build --quiet -p origin -p gateway-sim
+	cargo fmt --all -- --check
+	cargo clippy --quiet --workspace --all-targets -- -D warnings
+	cargo test --workspace
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings

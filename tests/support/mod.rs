@@ -1,0 +1,281 @@
+//! The end-to-end harness: the real gateway simulator, origin and edge (wrangler dev,
+//! workerd) on free loopback ports, each in a fresh temporary folder.
+//!
+//! A [`System`] is started per test and stopped when dropped, whatever happened: every
+//! service runs in a process group of its own, and the whole group is killed. When a
+//! test fails, each service's log is printed.
+
+#![allow(dead_code)] // each test binary uses its own part of the harness
+
+use std::fs;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use jwt_compact::alg::{Hs256, Hs256Key};
+use jwt_compact::{AlgorithmExt as _, Claims, Header};
+use rules::signing::SignedRequest;
+
+/// The HMAC key shared by the edge and the origin in tests.
+pub const EDGE_SECRET: &str = "e2e-edge-origin-secret-0123456789abcdef";
+/// The access-token key of the tests, `kid` [`KID`].
+pub const JWT_SECRET: &[u8] = b"e2e-access-token-key-0123456789abcdef";
+pub const KID: &str = "e2e-1";
+
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+struct Service {
+    name: &'static str,
+    child: Child,
+    log: PathBuf,
+}
+
+pub struct System {
+    pub edge: String,
+    pub origin: String,
+    pub origin_metrics: String,
+    pub gateway: String,
+    pub http: reqwest::Client,
+    services: Vec<Service>,
+    _dir: tempfile::TempDir,
+}
+
+impl System {
+    /// Starts the three services and waits until each answers its health check.
+    pub async fn start() -> System {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let base = dir.path().to_owned();
+        let [edge_port, origin_port, metrics_port, gateway_port] = free_ports();
+        let gateway = format!("http://127.0.0.1:{gateway_port}");
+        let origin = format!("http://127.0.0.1:{origin_port}");
+        let mut system = System {
+            edge: format!("http://127.0.0.1:{edge_port}"),
+            origin: origin.clone(),
+            origin_metrics: format!("http://127.0.0.1:{metrics_port}"),
+            gateway: gateway.clone(),
+            http: reqwest::Client::new(),
+            services: Vec::new(),
+            _dir: dir,
+        };
+
+        let mut sim = Command::new(binary(root, "gateway-sim"));
+        sim.env("GATEWAY_SIM_LISTEN", format!("127.0.0.1:{gateway_port}"));
+        system.spawn("gateway-sim", sim, &base);
+
+        let mut origin_cmd = Command::new(binary(root, "origin"));
+        origin_cmd
+            .arg("serve")
+            .env("ORIGIN_LISTEN", format!("127.0.0.1:{origin_port}"))
+            .env("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}"))
+            .env(
+                "DATABASE_URL",
+                format!("sqlite://{}", base.join("origin.sqlite3").display()),
+            )
+            .env("EDGE_SIGNING_SECRET", EDGE_SECRET)
+            .env("GATEWAY_URL", &gateway);
+        system.spawn("origin", origin_cmd, &base);
+
+        let env_file = base.join("edge.env");
+        let jwt_keys = format!(
+            r#"[{{"kty":"oct","alg":"HS256","kid":"{KID}","k":"{}"}}]"#,
+            URL_SAFE_NO_PAD.encode(JWT_SECRET)
+        );
+        fs::write(
+            &env_file,
+            format!("JWT_KEYS='{jwt_keys}'\nORIGIN_SIGNING_SECRET='{EDGE_SECRET}'\nORIGIN_URL='{origin}'\n"),
+        )
+        .expect("the edge's env file");
+        let mut edge = Command::new(root.join("node_modules/.bin/wrangler"));
+        edge.current_dir(root)
+            .env("WRANGLER_SEND_METRICS", "false")
+            .args([
+                "dev",
+                "--local",
+                "--ip",
+                "127.0.0.1",
+                "--port",
+                &edge_port.to_string(),
+            ])
+            .arg("--env-file")
+            .arg(&env_file)
+            .arg("--persist-to")
+            .arg(base.join("wrangler"))
+            .args([
+                "--show-interactive-dev-session=false",
+                "--inspector-port",
+                "0",
+            ]);
+        system.spawn("edge", edge, &base);
+
+        let health_checks = [
+            &system.gateway,
+            &system.origin,
+            &system.origin_metrics,
+            &system.edge,
+        ]
+        .map(|base| format!("{base}/healthz"));
+        for url in health_checks {
+            system.wait_until_healthy(&url).await;
+        }
+        system
+    }
+
+    fn spawn(&mut self, name: &'static str, mut command: Command, dir: &Path) {
+        let log = dir.join(format!("{name}.log"));
+        let out = fs::File::create(&log).expect("a log file");
+        let err = out.try_clone().expect("a log file");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {name}: {err}"));
+        self.services.push(Service { name, child, log });
+    }
+
+    async fn wait_until_healthy(&mut self, url: &str) {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Ok(response) = self.http.get(url).send().await {
+                if response.status().is_success() {
+                    return;
+                }
+            }
+            for service in &mut self.services {
+                if let Ok(Some(status)) = service.child.try_wait() {
+                    panic!(
+                        "{} exited with {status} before {url} was healthy",
+                        service.name
+                    );
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{url} not healthy after {READY_TIMEOUT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// An access token for `user`, valid for `ttl_secs` from now (negative: expired).
+    pub fn token(&self, user: &str, ttl_secs: i64) -> String {
+        let now = now_ms() / 1000;
+        let mut claims =
+            Claims::new(serde_json::json!({ "sub": user, "jti": format!("jti-{now}-{user}") }));
+        claims.expiration = chrono::DateTime::from_timestamp(now + ttl_secs, 0);
+        Hs256
+            .token(
+                &Header::empty().with_key_id(KID),
+                &claims,
+                &Hs256Key::new(JWT_SECRET),
+            )
+            .expect("a signed token")
+    }
+
+    /// A request to the origin signed as the edge signs it, at `timestamp_ms`.
+    pub fn signed_origin_request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        user: &str,
+        idempotency_key: Option<&str>,
+        body: &[u8],
+        timestamp_ms: i64,
+        nonce: &str,
+    ) -> reqwest::RequestBuilder {
+        let signature = SignedRequest {
+            method: method.as_str(),
+            path_and_query: path,
+            timestamp_ms,
+            nonce,
+            user_id: user,
+            idempotency_key: idempotency_key.unwrap_or_default(),
+            body,
+        }
+        .sign(EDGE_SECRET.as_bytes())
+        .expect("signable");
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.origin))
+            .header("x-edge-user", user)
+            .header("x-edge-timestamp", timestamp_ms.to_string())
+            .header("x-edge-nonce", nonce)
+            .header("x-edge-signature", signature)
+            .header("content-type", "application/json")
+            .body(body.to_vec());
+        if let Some(key) = idempotency_key {
+            request = request.header("idempotency-key", key);
+        }
+        request
+    }
+
+    /// The simulator's ledger.
+    pub async fn ledger(&self) -> serde_json::Value {
+        self.http
+            .get(format!("{}/admin/ledger", self.gateway))
+            .send()
+            .await
+            .expect("the ledger answers")
+            .json()
+            .await
+            .expect("the ledger is JSON")
+    }
+}
+
+impl Drop for System {
+    fn drop(&mut self) {
+        for service in &self.services {
+            let group = service.child.id() as libc::pid_t;
+            // SAFETY: kill(2) with a negative pid signals a process group we created.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
+        for service in &mut self.services {
+            let _ = service.child.wait();
+        }
+        if std::thread::panicking() {
+            for service in &self.services {
+                let log = fs::read_to_string(&service.log).unwrap_or_default();
+                eprintln!(
+                    "===== {} log ({}) =====\n{log}",
+                    service.name,
+                    service.log.display()
+                );
+            }
+        }
+    }
+}
+
+/// Milliseconds since the epoch, as the services read it.
+pub fn now_ms() -> i64 {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    i64::try_from(since_epoch.as_millis()).expect("milliseconds fit in i64")
+}
+
+/// The path of a workspace binary; `make test` builds them before the tests run.
+fn binary(root: &Path, name: &str) -> PathBuf {
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let path = target.join("debug").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `make test`, or `cargo build -p origin -p gateway-sim` first",
+        path.display()
+    );
+    path
+}
+
+/// Ports the system can listen on: bound by the OS, then released for the services.
+fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: Vec<TcpListener> = (0..N)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    std::array::from_fn(|i| listeners[i].local_addr().expect("a bound port").port())
+}
