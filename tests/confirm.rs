@@ -3,7 +3,8 @@
 
 mod support;
 
-use reqwest::{Method, StatusCode};
+use reqwest::StatusCode;
+use rules::signing::SignedRequest;
 use serde_json::{json, Value};
 use support::{now_ms, System};
 
@@ -12,6 +13,19 @@ const NONCE_B: &str = "fedcba9876543210fedcba9876543210";
 
 fn confirm_body(order_id: &str) -> Value {
     json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 15000 })
+}
+
+/// A confirm for `user-1` with key `key-1`, signed now with nonce [`NONCE_A`].
+fn signed_confirm(body: &[u8]) -> SignedRequest<'_> {
+    SignedRequest {
+        method: "POST",
+        path_and_query: "/payments/confirm",
+        timestamp_ms: now_ms(),
+        nonce: NONCE_A,
+        user_id: "user-1",
+        idempotency_key: "key-1",
+        body,
+    }
 }
 
 async fn confirm(system: &System, token: &str, key: &str, body: &str) -> reqwest::Response {
@@ -220,15 +234,11 @@ async fn a_replayed_stale_or_tampered_signed_request_is_refused() {
     let system = System::start().await;
     let body = confirm_body("order-5").to_string();
     let signed = |timestamp_ms: i64, nonce: &str| {
-        system.signed_origin_request(
-            Method::POST,
-            "/payments/confirm",
-            "user-1",
-            Some("key-1"),
-            body.as_bytes(),
+        system.signed_origin_request(SignedRequest {
             timestamp_ms,
             nonce,
-        )
+            ..signed_confirm(body.as_bytes())
+        })
     };
 
     let stale = signed(now_ms() - 31_000, NONCE_B).send().await.unwrap();
@@ -274,15 +284,10 @@ async fn bad_input_signed_by_the_edge_gets_400_at_the_origin() {
         (NONCE_B, r#"{"orderId":"o","paymentKey":"k","amount":0}"#),
     ] {
         let refused = system
-            .signed_origin_request(
-                Method::POST,
-                "/payments/confirm",
-                "user-1",
-                Some("key-1"),
-                body.as_bytes(),
-                now_ms(),
+            .signed_origin_request(SignedRequest {
                 nonce,
-            )
+                ..signed_confirm(body.as_bytes())
+            })
             .send()
             .await
             .unwrap();

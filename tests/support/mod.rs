@@ -178,41 +178,23 @@ impl System {
             .expect("a signed token")
     }
 
-    /// A request to the origin signed as the edge signs it, at `timestamp_ms`.
-    pub fn signed_origin_request(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        user: &str,
-        idempotency_key: Option<&str>,
-        body: &[u8],
-        timestamp_ms: i64,
-        nonce: &str,
-    ) -> reqwest::RequestBuilder {
-        let signature = SignedRequest {
-            method: method.as_str(),
-            path_and_query: path,
-            timestamp_ms,
-            nonce,
-            user_id: user,
-            idempotency_key: idempotency_key.unwrap_or_default(),
-            body,
-        }
-        .sign(EDGE_SECRET.as_bytes())
-        .expect("signable");
-        let mut request = self
+    /// A request to the origin carrying `request` and the edge's signature of it.
+    pub fn signed_origin_request(&self, request: SignedRequest<'_>) -> reqwest::RequestBuilder {
+        let signature = request.sign(EDGE_SECRET.as_bytes()).expect("signable");
+        let method = reqwest::Method::from_bytes(request.method.as_bytes()).expect("a method");
+        let mut builder = self
             .http
-            .request(method, format!("{}{path}", self.origin))
-            .header("x-edge-user", user)
-            .header("x-edge-timestamp", timestamp_ms.to_string())
-            .header("x-edge-nonce", nonce)
+            .request(method, format!("{}{}", self.origin, request.path_and_query))
+            .header("x-edge-user", request.user_id)
+            .header("x-edge-timestamp", request.timestamp_ms.to_string())
+            .header("x-edge-nonce", request.nonce)
             .header("x-edge-signature", signature)
             .header("content-type", "application/json")
-            .body(body.to_vec());
-        if let Some(key) = idempotency_key {
-            request = request.header("idempotency-key", key);
+            .body(request.body.to_vec());
+        if !request.idempotency_key.is_empty() {
+            builder = builder.header("idempotency-key", request.idempotency_key);
         }
-        request
+        builder
     }
 
     /// The simulator's ledger.

@@ -1,0 +1,281 @@
+//! The origin's API driven through its router, with a real SQLite store and a real
+//! HTTP gateway on loopback: the simulator, or a stub that misbehaves on purpose.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{to_bytes, Body};
+use axum::http::{Request, StatusCode};
+use axum::routing::post;
+use axum::Router;
+use origin::app::{app, metrics_app, AppState};
+use origin::clock::now_ms;
+use origin::edge_signature::EdgeVerifier;
+use origin::gateway::GatewayClient;
+use origin::metrics::Metrics;
+use origin::store::sqlite::SqliteStore;
+use rules::signing::SignedRequest;
+use serde_json::{json, Value};
+use tower::ServiceExt as _;
+
+const SECRET: &[u8] = b"origin-test-secret-0123456789abcdef";
+
+struct Origin {
+    router: Router,
+    metrics: Router,
+    _db: tempfile::TempDir,
+}
+
+impl Origin {
+    async fn with_gateway(gateway_url: &str, timeout: Duration) -> Self {
+        let db = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", db.path().join("origin.sqlite3").display());
+        let metrics = Arc::new(Metrics::default());
+        let state = AppState {
+            store: Arc::new(SqliteStore::open(&url).await.unwrap()),
+            gateway: GatewayClient::new(gateway_url, timeout).unwrap(),
+            edge: Arc::new(EdgeVerifier::new(SECRET.to_vec())),
+            metrics: metrics.clone(),
+        };
+        Self {
+            router: app(state),
+            metrics: metrics_app(metrics),
+            _db: db,
+        }
+    }
+
+    async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    async fn confirm(&self, body: &str) -> (StatusCode, Value) {
+        self.send(signed("POST", "/payments/confirm", Some("key-1"), body))
+            .await
+    }
+
+    async fn read(&self, order_id: &str) -> (StatusCode, Value) {
+        self.send(signed("GET", &format!("/payments/{order_id}"), None, ""))
+            .await
+    }
+}
+
+/// A request signed as the edge signs it, for user `user-1`, with a fresh nonce.
+fn signed(method: &str, path: &str, key: Option<&str>, body: &str) -> Request<Body> {
+    static NEXT_NONCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nonce = format!(
+        "{:032x}",
+        NEXT_NONCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let timestamp_ms = now_ms();
+    let signature = SignedRequest {
+        method,
+        path_and_query: path,
+        timestamp_ms,
+        nonce: &nonce,
+        user_id: "user-1",
+        idempotency_key: key.unwrap_or_default(),
+        body: body.as_bytes(),
+    }
+    .sign(SECRET)
+    .unwrap();
+    let mut request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("x-edge-user", "user-1")
+        .header("x-edge-timestamp", timestamp_ms.to_string())
+        .header("x-edge-nonce", nonce)
+        .header("x-edge-signature", signature);
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    request.body(Body::from(body.to_owned())).unwrap()
+}
+
+/// Serves `router` on a free loopback port; returns its base URL.
+async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+async fn simulator() -> String {
+    serve(gateway_sim::app(gateway_sim::SimState::default())).await
+}
+
+/// A gateway whose confirm always answers `status` with `body`, after `delay`.
+async fn stub_gateway(status: StatusCode, body: Value, delay: Duration) -> String {
+    serve(Router::new().route(
+        "/v1/payments/confirm",
+        post(move || async move {
+            tokio::time::sleep(delay).await;
+            (status, axum::Json(body))
+        }),
+    ))
+    .await
+}
+
+fn order(order_id: &str) -> String {
+    json!({ "orderId": order_id, "paymentKey": "pk-1", "amount": 5000 }).to_string()
+}
+
+#[tokio::test]
+async fn an_approved_confirm_is_201_and_stored() {
+    let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
+    let (status, payment) = origin.confirm(&order("o-1")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(payment["status"], "APPROVED");
+    assert!(payment["approvedAt"].is_i64());
+    assert_eq!(origin.read("o-1").await, (StatusCode::OK, payment));
+}
+
+#[tokio::test]
+async fn a_declined_confirm_is_201_failed_with_the_reason() {
+    let gateway = stub_gateway(
+        StatusCode::OK,
+        json!({"orderId": "o-1", "status": "DECLINED"}),
+        Duration::ZERO,
+    )
+    .await;
+    let origin = Origin::with_gateway(&gateway, Duration::from_secs(3)).await;
+    let (status, payment) = origin.confirm(&order("o-1")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(
+        (
+            payment["status"].as_str(),
+            payment["failureReason"].as_str()
+        ),
+        (Some("FAILED"), Some("DECLINED"))
+    );
+}
+
+#[tokio::test]
+async fn a_gateway_that_times_out_leaves_the_payment_unknown() {
+    let gateway = stub_gateway(StatusCode::OK, json!({}), Duration::from_secs(5)).await;
+    let origin = Origin::with_gateway(&gateway, Duration::from_millis(200)).await;
+    let (status, payment) = origin.confirm(&order("o-1")).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(payment["status"], "UNKNOWN");
+    assert_eq!(origin.read("o-1").await.1["status"], "UNKNOWN");
+}
+
+#[tokio::test]
+async fn a_gateway_5xx_leaves_the_payment_unknown() {
+    let gateway = stub_gateway(StatusCode::INTERNAL_SERVER_ERROR, json!({}), Duration::ZERO).await;
+    let origin = Origin::with_gateway(&gateway, Duration::from_secs(3)).await;
+    let (status, payment) = origin.confirm(&order("o-1")).await;
+    assert_eq!(
+        (status, payment["status"].as_str()),
+        (StatusCode::ACCEPTED, Some("UNKNOWN"))
+    );
+}
+
+#[tokio::test]
+async fn a_gateway_that_cannot_be_reached_fails_the_payment_as_not_sent() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let origin = Origin::with_gateway(&closed, Duration::from_secs(3)).await;
+    let (status, payment) = origin.confirm(&order("o-1")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(payment["failureReason"], "GATEWAY_UNREACHABLE");
+}
+
+#[tokio::test]
+async fn bad_input_is_400_and_nothing_is_stored() {
+    let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
+    let oversized = format!(
+        r#"{{"orderId":"o-1","paymentKey":"k","amount":1,"pad":"{}"}}"#,
+        "x".repeat(20_000)
+    );
+    let cases = [
+        ("{", "INVALID_REQUEST"),
+        (r#"{"orderId":"o-1","paymentKey":"k"}"#, "INVALID_REQUEST"),
+        (
+            r#"{"orderId":"o-1","paymentKey":"k","amount":-1}"#,
+            "INVALID_REQUEST",
+        ),
+        (
+            r#"{"orderId":"o-1","paymentKey":"k","amount":true}"#,
+            "INVALID_REQUEST",
+        ),
+        (oversized.as_str(), "BODY_TOO_LARGE"),
+    ];
+    for (body, code) in cases {
+        let (status, error) = origin.confirm(body).await;
+        assert_eq!(
+            (status, error["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some(code)),
+            "{body:.60}"
+        );
+    }
+    let (status, error) = origin
+        .send(signed("POST", "/payments/confirm", None, &order("o-1")))
+        .await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("IDEMPOTENCY_KEY_REQUIRED"))
+    );
+    assert_eq!(origin.read("o-1").await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn unsigned_requests_and_unknown_routes_get_json_errors() {
+    let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
+    let unsigned = Request::post("/payments/confirm")
+        .body(Body::from(order("o-1")))
+        .unwrap();
+    let (status, error) = origin.send(unsigned).await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("SIGNATURE_INVALID"))
+    );
+    let (status, error) = origin
+        .send(Request::get("/nowhere").body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("NOT_FOUND"))
+    );
+    let (status, error) = origin
+        .send(
+            Request::delete("/payments/confirm")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("METHOD_NOT_ALLOWED"))
+    );
+}
+
+#[tokio::test]
+async fn the_metrics_listener_counts_settled_payments() {
+    let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
+    origin.confirm(&order("o-1")).await;
+    let response = origin
+        .metrics
+        .clone()
+        .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let text = String::from_utf8(
+        to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec(),
+    )
+    .unwrap();
+    assert!(
+        text.contains(r#"origin_payments_total{status="APPROVED"} 1"#),
+        "{text}"
+    );
+}
