@@ -5,6 +5,8 @@ use rules::token::KeySet;
 use worker::Env;
 
 const DEFAULT_ORIGIN_URL: &str = "http://127.0.0.1:8080";
+/// Longer than the origin's own bound on a confirm (gateway timeout 3 s, database 3 s).
+const DEFAULT_ORIGIN_TIMEOUT_MS: u32 = 10_000;
 const MIN_SECRET_LEN: usize = 32;
 
 pub struct EdgeConfig {
@@ -14,6 +16,8 @@ pub struct EdgeConfig {
     pub origin_url: String,
     /// HMAC key shared with the origin (`ORIGIN_SIGNING_SECRET`).
     pub origin_secret: Vec<u8>,
+    /// How long a call to the origin may take before the client gets 504 (`ORIGIN_TIMEOUT_MS`).
+    pub origin_timeout_ms: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -44,8 +48,18 @@ impl EdgeConfig {
                 "must be at least 32 characters".into(),
             ));
         }
+        let origin_timeout_ms = match read(env, "ORIGIN_TIMEOUT_MS") {
+            None => DEFAULT_ORIGIN_TIMEOUT_MS,
+            Some(text) => text.parse().ok().filter(|ms| *ms > 0).ok_or_else(|| {
+                invalid(
+                    "ORIGIN_TIMEOUT_MS",
+                    format!("`{text}` is not a positive number of milliseconds"),
+                )
+            })?,
+        };
         Ok(Self {
             keys,
+            origin_timeout_ms,
             origin_url: origin_url.trim_end_matches('/').to_owned(),
             origin_secret: origin_secret.into_bytes(),
         })

@@ -5,7 +5,7 @@ use rules::signing::{
     USER_HEADER,
 };
 use worker::js_sys::Uint8Array;
-use worker::{Fetch, Headers, Method, Request, RequestInit, Response};
+use worker::{AbortSignal, Fetch, Headers, Method, Request, RequestInit, Response};
 
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
@@ -59,14 +59,24 @@ impl OriginCall<'_> {
         }
         let url = format!("{}{}", config.origin_url, self.path);
         let request = Request::new_with_init(&url, &init)?;
-        let mut answer = Fetch::Request(request).send().await.map_err(|err| {
-            worker::console_error!("origin unreachable at {url}: {err}");
-            ApiError::new(
-                502,
-                "ORIGIN_UNAVAILABLE",
-                "the payment service did not answer",
-            )
-        })?;
+        let deadline: AbortSignal =
+            worker::web_sys::AbortSignal::timeout_with_u32(config.origin_timeout_ms).into();
+        let mut answer = Fetch::Request(request)
+            .send_with_signal(&deadline)
+            .await
+            .map_err(|err| {
+                if deadline.aborted() {
+                    worker::console_error!("origin did not answer {url} in time");
+                    ApiError::new(
+                        504,
+                        "ORIGIN_TIMEOUT",
+                        "the payment service did not answer in time",
+                    )
+                } else {
+                    worker::console_error!("origin unreachable at {url}: {err}");
+                    unavailable()
+                }
+            })?;
         pass_back(&mut answer).await
     }
 }
@@ -74,11 +84,7 @@ impl OriginCall<'_> {
 async fn pass_back(answer: &mut Response) -> Result<Response, ApiError> {
     let bytes = answer.bytes().await.map_err(|err| {
         worker::console_error!("origin answer unreadable: {err}");
-        ApiError::new(
-            502,
-            "ORIGIN_UNAVAILABLE",
-            "the payment service did not answer",
-        )
+        unavailable()
     })?;
     let headers = Headers::new();
     for name in PASSED_BACK_HEADERS {
@@ -89,6 +95,14 @@ async fn pass_back(answer: &mut Response) -> Result<Response, ApiError> {
     Ok(Response::from_bytes(bytes)?
         .with_status(answer.status_code())
         .with_headers(headers))
+}
+
+fn unavailable() -> ApiError {
+    ApiError::new(
+        502,
+        "ORIGIN_UNAVAILABLE",
+        "the payment service did not answer",
+    )
 }
 
 /// 128 random bits, hex: distinguishes two otherwise identical signed requests.

@@ -298,3 +298,21 @@ async fn bad_input_signed_by_the_edge_gets_400_at_the_origin() {
     }
     assert_eq!(system.ledger().await["requestCount"], 0);
 }
+
+#[tokio::test]
+async fn an_origin_that_is_down_is_a_502_from_the_edge() {
+    let mut system = System::start().await;
+    system.kill("origin");
+    let token = system.token("user-1", 600);
+    let refused = confirm(
+        &system,
+        &token,
+        "key-1",
+        &confirm_body("order-7").to_string(),
+    )
+    .await;
+    assert_eq!(
+        error_code(refused).await,
+        (StatusCode::BAD_GATEWAY, "ORIGIN_UNAVAILABLE".into())
+    );
+}

@@ -59,6 +59,10 @@ impl ConfirmRequest {
         if body.len() > MAX_BODY_BYTES {
             return Err(InvalidConfirm::TooLarge);
         }
+        // serde would also read a struct from a JSON array; a confirm is an object.
+        if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(InvalidConfirm::Malformed("expected a JSON object".into()));
+        }
         let request: Self = serde_json::from_slice(body)
             .map_err(|err| InvalidConfirm::Malformed(err.to_string()))?;
         request.validate()?;
@@ -161,6 +165,7 @@ mod tests {
         check("", Err("not valid JSON"));
         check("{", Err("not valid JSON"));
         check("[]", Err("not valid JSON"));
+        check(r#"["o","k",1]"#, Err("expected a JSON object"));
         check(r#"{"paymentKey":"k","amount":1}"#, Err("orderId"));
         check(r#"{"orderId":"o","amount":1}"#, Err("paymentKey"));
         check(r#"{"orderId":"o","paymentKey":"k"}"#, Err("amount"));

@@ -163,6 +163,16 @@ impl System {
         }
     }
 
+    /// Kills one service (`gateway-sim`, `origin` or `edge`) and waits until it is gone.
+    pub fn kill(&mut self, name: &str) {
+        let service = self
+            .services
+            .iter_mut()
+            .find(|s| s.name == name)
+            .expect("a service");
+        kill_group(&mut service.child);
+    }
+
     /// An access token for `user`, valid for `ttl_secs` from now (negative: expired).
     pub fn token(&self, user: &str, ttl_secs: i64) -> String {
         let now = now_ms() / 1000;
@@ -212,13 +222,8 @@ impl System {
 
 impl Drop for System {
     fn drop(&mut self) {
-        for service in &self.services {
-            let group = service.child.id() as libc::pid_t;
-            // SAFETY: kill(2) with a negative pid signals a process group we created.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
-        }
         for service in &mut self.services {
-            let _ = service.child.wait();
+            kill_group(&mut service.child);
         }
         if std::thread::panicking() {
             for service in &self.services {
@@ -231,6 +236,15 @@ impl Drop for System {
             }
         }
     }
+}
+
+/// Kills the process group `child` leads (wrangler's workerd with it) and reaps `child`.
+fn kill_group(child: &mut Child) {
+    if let Ok(group) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    let _ = child.wait();
 }
 
 /// Milliseconds since the epoch, as the services read it.
