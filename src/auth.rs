@@ -1,13 +1,54 @@
-//! The caller of a request: its bearer token, verified locally with no I/O.
+//! The caller of a request: its bearer token verified locally (no I/O), then one call
+//! to the user's session object to learn whether the token was revoked.
 
-use rules::token::{AccessClaims, KeySet};
-use worker::Request;
+use rules::token::AccessClaims;
+use worker::{Env, Request};
 
+use crate::config::{DenylistFailMode, EdgeConfig};
 use crate::error::ApiError;
+use crate::session::client::UserSessionClient;
+use crate::session::protocol::Revocation;
 
-/// Verifies the request's `Authorization: Bearer` token at `now_secs`.
+/// Verifies the bearer token and checks the denylist: the whole of authentication.
+pub async fn authenticate(
+    req: &Request,
+    env: &Env,
+    config: &EdgeConfig,
+    now_ms: i64,
+) -> Result<AccessClaims, ApiError> {
+    let claims = verify_bearer(req, config, now_ms)?;
+    match UserSessionClient::new(env, &claims.sub)
+        .authorize(&claims.jti, claims.sid.as_deref())
+        .await
+    {
+        Ok(Revocation { revoked: false }) => Ok(claims),
+        Ok(Revocation { revoked: true }) => Err(revoked()),
+        Err(err) => match config.denylist_fail_mode {
+            DenylistFailMode::Open => {
+                worker::console_warn!(
+                    "denylist unchecked, failing open (DENYLIST_FAIL_MODE=open): {err}"
+                );
+                Ok(claims)
+            }
+            DenylistFailMode::Closed => {
+                worker::console_error!("denylist unchecked, failing closed: {err}");
+                Err(ApiError::new(
+                    503,
+                    "DENYLIST_UNAVAILABLE",
+                    "sign-in state cannot be checked now; try again shortly",
+                ))
+            }
+        },
+    }
+}
+
+/// The request's `Authorization: Bearer` token, verified by the policy at `now_ms`.
 /// The reason for a refusal is logged; the client learns only that it was refused.
-pub fn authenticate(req: &Request, keys: &KeySet, now_secs: i64) -> Result<AccessClaims, ApiError> {
+pub fn verify_bearer(
+    req: &Request,
+    config: &EdgeConfig,
+    now_ms: i64,
+) -> Result<AccessClaims, ApiError> {
     let header = req.headers().get("authorization")?.ok_or_else(|| {
         ApiError::new(
             401,
@@ -15,12 +56,22 @@ pub fn authenticate(req: &Request, keys: &KeySet, now_secs: i64) -> Result<Acces
             "an Authorization: Bearer token is required",
         )
     })?;
-    let token = bearer_token(&header)
-        .ok_or_else(|| ApiError::new(401, "TOKEN_INVALID", "the access token is not valid"))?;
-    keys.verify(token, now_secs).map_err(|rejection| {
-        worker::console_log!("token refused: {rejection}");
-        ApiError::new(401, "TOKEN_INVALID", "the access token is not valid")
-    })
+    let token = bearer_token(&header).ok_or_else(invalid)?;
+    config
+        .policy
+        .verify(token, now_ms.div_euclid(1000))
+        .map_err(|rejection| {
+            worker::console_log!("token refused: {rejection}");
+            invalid()
+        })
+}
+
+pub fn revoked() -> ApiError {
+    ApiError::new(401, "TOKEN_REVOKED", "the access token has been revoked")
+}
+
+fn invalid() -> ApiError {
+    ApiError::new(401, "TOKEN_INVALID", "the access token is not valid")
 }
 
 /// The token of an `Authorization` header value; the scheme is case-insensitive.

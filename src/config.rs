@@ -1,7 +1,12 @@
 //! The Worker's configuration (`wrangler.toml` `[vars]`, secrets, locally `.dev.vars`),
-//! parsed into typed values. A bad value is an error naming the variable.
+//! parsed once per isolate into typed values. A bad value is an error naming the
+//! variable and what was expected.
 
-use rules::token::KeySet;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::str::FromStr;
+
+use rules::token::{KeySet, Policy};
 use worker::Env;
 
 const DEFAULT_ORIGIN_URL: &str = "http://127.0.0.1:8080";
@@ -9,9 +14,27 @@ const DEFAULT_ORIGIN_URL: &str = "http://127.0.0.1:8080";
 const DEFAULT_ORIGIN_TIMEOUT_MS: u32 = 10_000;
 const MIN_SECRET_LEN: usize = 32;
 
+/// What to do when a user's session object cannot say whether a token is revoked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DenylistFailMode {
+    /// Let the request through with a warning: payments stay available while the
+    /// object is down, at the price of honouring a logout late (the default).
+    Open,
+    /// Refuse with 503: a logout is honoured at once, at the price of availability.
+    Closed,
+}
+
 pub struct EdgeConfig {
-    /// Keys access tokens may be signed with (`JWT_KEYS`).
-    pub keys: KeySet,
+    /// Which tokens are valid (`JWT_KEYS`, `JWT_ISSUER`, `JWT_AUDIENCE`, `JWT_LEEWAY_SECONDS`).
+    pub policy: Policy,
+    /// The key new access tokens are signed with (`JWT_SIGNING_KID`).
+    pub signing_kid: String,
+    /// `ACCESS_TOKEN_TTL_SECONDS`, default 1800.
+    pub access_ttl_secs: i64,
+    /// `REFRESH_TOKEN_TTL_SECONDS`, default 14 days.
+    pub refresh_ttl_secs: i64,
+    /// `DENYLIST_FAIL_MODE`: `open` (default) or `closed`.
+    pub denylist_fail_mode: DenylistFailMode,
     /// Base URL of the origin, without a trailing slash (`ORIGIN_URL`).
     pub origin_url: String,
     /// HMAC key shared with the origin (`ORIGIN_SIGNING_SECRET`).
@@ -21,58 +44,178 @@ pub struct EdgeConfig {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("{0} is not set")]
-    Missing(&'static str),
-    #[error("{name}: {problem}")]
-    Invalid { name: &'static str, problem: String },
+#[error("{name}: {problem}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub problem: String,
+}
+
+thread_local! {
+    /// Variables cannot change while an isolate lives, so they are parsed once.
+    static PARSED: RefCell<Option<Rc<EdgeConfig>>> = const { RefCell::new(None) };
 }
 
 impl EdgeConfig {
-    pub fn from_env(env: &Env) -> Result<Self, ConfigError> {
-        let keys_json = read(env, "JWT_KEYS").ok_or(ConfigError::Missing("JWT_KEYS"))?;
-        let keys = KeySet::from_jwks_json(&keys_json)
-            .map_err(|err| invalid("JWT_KEYS", err.to_string()))?;
-        let origin_url = read(env, "ORIGIN_URL").unwrap_or_else(|| DEFAULT_ORIGIN_URL.into());
-        if !(origin_url.starts_with("http://") || origin_url.starts_with("https://")) {
+    /// The configuration of this isolate, parsed on first use.
+    pub fn of(env: &Env) -> Result<Rc<EdgeConfig>, ConfigError> {
+        if let Some(config) = PARSED.with(|parsed| parsed.borrow().clone()) {
+            return Ok(config);
+        }
+        let config = Rc::new(Self::from_lookup(|name| {
+            env.var(name).ok().map(|v| v.to_string())
+        })?);
+        PARSED.with(|parsed| *parsed.borrow_mut() = Some(config.clone()));
+        Ok(config)
+    }
+
+    /// Parses the variables `lookup` finds, so tests need no Worker environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let vars = Vars(&lookup);
+        let keys = KeySet::from_jwks_json(&vars.required("JWT_KEYS")?)
+            .map_err(|err| invalid("JWT_KEYS", err))?;
+        let signing_kid = vars.required("JWT_SIGNING_KID")?;
+        if !keys.can_sign(&signing_kid) {
             return Err(invalid(
-                "ORIGIN_URL",
-                "must be an http:// or https:// URL".into(),
+                "JWT_SIGNING_KID",
+                format!("`{signing_kid}` is not a key of JWT_KEYS that can sign"),
             ));
         }
-        let origin_secret = read(env, "ORIGIN_SIGNING_SECRET")
-            .ok_or(ConfigError::Missing("ORIGIN_SIGNING_SECRET"))?;
+        let denylist_fail_mode = match vars.get("DENYLIST_FAIL_MODE").as_deref() {
+            None | Some("open") => DenylistFailMode::Open,
+            Some("closed") => DenylistFailMode::Closed,
+            Some(other) => {
+                return Err(invalid(
+                    "DENYLIST_FAIL_MODE",
+                    format!("`{other}` is not `open` or `closed`"),
+                ))
+            }
+        };
+        let origin_url = vars
+            .get("ORIGIN_URL")
+            .unwrap_or_else(|| DEFAULT_ORIGIN_URL.into());
+        if !(origin_url.starts_with("http://") || origin_url.starts_with("https://")) {
+            return Err(invalid("ORIGIN_URL", "must be an http:// or https:// URL"));
+        }
+        let origin_secret = vars.required("ORIGIN_SIGNING_SECRET")?;
         if origin_secret.len() < MIN_SECRET_LEN {
             return Err(invalid(
                 "ORIGIN_SIGNING_SECRET",
-                "must be at least 32 characters".into(),
+                "must be at least 32 characters",
             ));
         }
-        let origin_timeout_ms = match read(env, "ORIGIN_TIMEOUT_MS") {
-            None => DEFAULT_ORIGIN_TIMEOUT_MS,
-            Some(text) => text.parse().ok().filter(|ms| *ms > 0).ok_or_else(|| {
-                invalid(
-                    "ORIGIN_TIMEOUT_MS",
-                    format!("`{text}` is not a positive number of milliseconds"),
-                )
-            })?,
-        };
         Ok(Self {
-            keys,
-            origin_timeout_ms,
+            policy: Policy {
+                keys,
+                issuer: vars.get("JWT_ISSUER"),
+                audience: vars.get("JWT_AUDIENCE"),
+                leeway_secs: vars.number("JWT_LEEWAY_SECONDS", 0, |s| (0..=300).contains(s))?,
+            },
+            signing_kid,
+            access_ttl_secs: vars.number("ACCESS_TOKEN_TTL_SECONDS", 1800, |s| *s > 0)?,
+            refresh_ttl_secs: vars.number("REFRESH_TOKEN_TTL_SECONDS", 1_209_600, |s| *s > 0)?,
+            denylist_fail_mode,
             origin_url: origin_url.trim_end_matches('/').to_owned(),
             origin_secret: origin_secret.into_bytes(),
+            origin_timeout_ms: vars.number(
+                "ORIGIN_TIMEOUT_MS",
+                DEFAULT_ORIGIN_TIMEOUT_MS,
+                |ms| *ms > 0,
+            )?,
         })
     }
 }
 
-fn invalid(name: &'static str, problem: String) -> ConfigError {
-    ConfigError::Invalid { name, problem }
+fn invalid(name: &'static str, problem: impl ToString) -> ConfigError {
+    ConfigError {
+        name,
+        problem: problem.to_string(),
+    }
 }
 
-/// A variable or secret, trimmed; unset and empty are the same.
-fn read(env: &Env, name: &str) -> Option<String> {
-    let value = env.var(name).ok()?.to_string();
-    let value = value.trim();
-    (!value.is_empty()).then(|| value.to_owned())
+struct Vars<'a, F: Fn(&str) -> Option<String>>(&'a F);
+
+impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
+    /// A variable, trimmed; unset and empty are the same.
+    fn get(&self, name: &str) -> Option<String> {
+        (self.0)(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    fn required(&self, name: &'static str) -> Result<String, ConfigError> {
+        self.get(name).ok_or_else(|| invalid(name, "is not set"))
+    }
+
+    /// A number within `valid`, or `default` when unset.
+    fn number<T: FromStr + Copy + std::fmt::Display>(
+        &self,
+        name: &'static str,
+        default: T,
+        valid: impl Fn(&T) -> bool,
+    ) -> Result<T, ConfigError> {
+        let Some(text) = self.get(name) else {
+            return Ok(default);
+        };
+        text.parse::<T>()
+            .ok()
+            .filter(|value| valid(value))
+            .ok_or_else(|| invalid(name, format!("`{text}` is out of range or not a number")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEYS: &str = r#"[{"kty":"oct","alg":"HS256","kid":"k1","k":"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"}]"#;
+    const SECRET: &str = "0123456789abcdef0123456789abcdef";
+
+    fn config(extra: &[(&str, &str)]) -> Result<EdgeConfig, ConfigError> {
+        let base = [
+            ("JWT_KEYS", KEYS),
+            ("JWT_SIGNING_KID", "k1"),
+            ("ORIGIN_SIGNING_SECRET", SECRET),
+        ];
+        EdgeConfig::from_lookup(|name| {
+            let found = extra.iter().chain(base.iter()).find(|(n, _)| *n == name);
+            found.map(|(_, v)| (*v).to_owned())
+        })
+    }
+
+    #[test]
+    fn defaults_follow_the_contract() {
+        let config = config(&[]).unwrap();
+        assert_eq!(config.access_ttl_secs, 1800);
+        assert_eq!(config.refresh_ttl_secs, 14 * 24 * 3600);
+        assert_eq!(config.denylist_fail_mode, DenylistFailMode::Open);
+        assert_eq!(config.policy.leeway_secs, 0);
+        assert_eq!(config.policy.issuer, None);
+        assert_eq!(config.origin_url, DEFAULT_ORIGIN_URL);
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable() {
+        let cases = [
+            ("JWT_SIGNING_KID", "k2"),
+            ("JWT_KEYS", "[]"),
+            ("DENYLIST_FAIL_MODE", "sometimes"),
+            ("JWT_LEEWAY_SECONDS", "-1"),
+            ("ACCESS_TOKEN_TTL_SECONDS", "0"),
+            ("ORIGIN_URL", "ftp://x"),
+            ("ORIGIN_SIGNING_SECRET", "short"),
+            ("ORIGIN_TIMEOUT_MS", "soon"),
+        ];
+        for (name, value) in cases {
+            let err = config(&[(name, value)])
+                .err()
+                .unwrap_or_else(|| panic!("{name}={value}"));
+            assert_eq!(err.name, name, "{err}");
+        }
+        assert_eq!(
+            config(&[("DENYLIST_FAIL_MODE", "closed")])
+                .unwrap()
+                .denylist_fail_mode,
+            DenylistFailMode::Closed
+        );
+    }
 }

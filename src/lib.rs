@@ -7,18 +7,28 @@
 //! crate; this crate is the thin shell around them.
 //!
 //! - [`routes`] — which handler answers which method and path.
-//! - [`config`] — the Worker's variables and secrets, parsed once per request into types.
-//! - [`auth`] — the bearer token of a request, verified.
+//! - [`config`] — the Worker's variables and secrets, parsed once per isolate into types.
+//! - [`auth`] — the caller of a request: bearer token verified, denylist checked.
+//! - [`auth_routes`] — login, refresh-token rotation, logout, who-am-I.
+//! - [`session`] — the per-user Durable Object: denylist and refresh-token families.
 //! - [`payments`] — confirm and read-back, forwarded to the origin.
 //! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
+//! - [`body`] — request bodies, read with a bound.
+//! - [`random`] — random bytes and ids from the runtime's CSPRNG.
 //! - [`error`] — the one mapping from a refusal to an HTTP response.
 
 pub mod auth;
+pub mod auth_routes;
+pub mod body;
 pub mod config;
 pub mod error;
 pub mod origin;
 pub mod payments;
+pub mod random;
 pub mod routes;
+pub mod session;
+
+pub use session::object::UserSession;
 
 use worker::{event, Context, Env, Request, Response};
 

@@ -9,6 +9,7 @@ use worker::{AbortSignal, Fetch, Headers, Method, Request, RequestInit, Response
 
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
+use crate::random;
 
 /// Response headers of the origin that mean something to the client.
 const PASSED_BACK_HEADERS: [&str; 3] = ["content-type", "retry-after", "idempotent-replayed"];
@@ -24,10 +25,16 @@ pub struct OriginCall<'a> {
 }
 
 impl OriginCall<'_> {
-    /// Signs the call at `now_ms`, sends it, and returns the origin's status, body and
-    /// meaningful headers unchanged.
+    /// Signs and sends the call, and passes the origin's status, body and meaningful
+    /// headers back unchanged.
+    pub async fn forward(self, config: &EdgeConfig, now_ms: i64) -> Result<Response, ApiError> {
+        let mut answer = self.send(config, now_ms).await?;
+        pass_back(&mut answer).await
+    }
+
+    /// Signs the call at `now_ms`, sends it, and returns the origin's raw answer.
     pub async fn send(self, config: &EdgeConfig, now_ms: i64) -> Result<Response, ApiError> {
-        let nonce = random_nonce()?;
+        let nonce = random::id()?;
         let body = self.body.unwrap_or_default();
         let signature = SignedRequest {
             method: self.method.as_ref(),
@@ -61,7 +68,7 @@ impl OriginCall<'_> {
         let request = Request::new_with_init(&url, &init)?;
         let deadline: AbortSignal =
             worker::web_sys::AbortSignal::timeout_with_u32(config.origin_timeout_ms).into();
-        let mut answer = Fetch::Request(request)
+        Fetch::Request(request)
             .send_with_signal(&deadline)
             .await
             .map_err(|err| {
@@ -76,8 +83,7 @@ impl OriginCall<'_> {
                     worker::console_error!("origin unreachable at {url}: {err}");
                     unavailable()
                 }
-            })?;
-        pass_back(&mut answer).await
+            })
     }
 }
 
@@ -97,17 +103,10 @@ async fn pass_back(answer: &mut Response) -> Result<Response, ApiError> {
         .with_headers(headers))
 }
 
-fn unavailable() -> ApiError {
+pub fn unavailable() -> ApiError {
     ApiError::new(
         502,
         "ORIGIN_UNAVAILABLE",
         "the payment service did not answer",
     )
-}
-
-/// 128 random bits, hex: distinguishes two otherwise identical signed requests.
-fn random_nonce() -> Result<String, ApiError> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(ApiError::internal)?;
-    Ok(hex::encode(bytes))
 }

@@ -1,13 +1,12 @@
 //! Payment routes: confirm and read-back, forwarded to the origin once the caller is
 //! authenticated and the request is known to be well formed.
 
-use rules::confirm::{
-    check_idempotency_key, check_order_id, ConfirmRequest, InvalidConfirm, MAX_BODY_BYTES,
-};
+use rules::confirm::{check_idempotency_key, check_order_id, ConfirmRequest};
 use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use rules::token::AccessClaims;
 use worker::{Method, Request, Response};
 
+use crate::body::read_body;
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::origin::OriginCall;
@@ -30,7 +29,7 @@ pub async fn confirm(
         idempotency_key: Some(idempotency_key),
         body: Some(body),
     }
-    .send(config, now_ms)
+    .forward(config, now_ms)
     .await
 }
 
@@ -49,22 +48,6 @@ pub async fn get(
         idempotency_key: None,
         body: None,
     }
-    .send(config, now_ms)
+    .forward(config, now_ms)
     .await
-}
-
-/// Reads at most `MAX_BODY_BYTES`; a declared or actual larger body is refused.
-async fn read_body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
-    let declared = req.headers().get("content-length")?;
-    if declared
-        .and_then(|len| len.parse::<usize>().ok())
-        .is_some_and(|len| len > MAX_BODY_BYTES)
-    {
-        return Err(InvalidConfirm::TooLarge.into());
-    }
-    let body = req.bytes().await?;
-    if body.len() > MAX_BODY_BYTES {
-        return Err(InvalidConfirm::TooLarge.into());
-    }
-    Ok(body)
 }

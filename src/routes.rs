@@ -4,6 +4,7 @@
 use worker::{Env, Method, Request, Response};
 
 use crate::auth::authenticate;
+use crate::auth_routes;
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::payments;
@@ -19,32 +20,36 @@ pub async fn dispatch(req: Request, env: &Env) -> worker::Result<Response> {
 async fn route(req: Request, env: &Env) -> Result<Response, ApiError> {
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    match (req.method(), segments.as_slice()) {
-        (Method::Get, ["healthz"]) => {
-            Ok(Response::from_json(&serde_json::json!({"status": "ok"}))?)
-        }
-        (Method::Post, ["payments", "confirm"]) => {
-            let (config, now_ms) = prepare(env)?;
-            let caller = authenticate(&req, &config.keys, now_ms.div_euclid(1000))?;
-            payments::confirm(req, &config, &caller, now_ms).await
-        }
-        (Method::Get, ["payments", order_id]) => {
-            let (config, now_ms) = prepare(env)?;
-            let caller = authenticate(&req, &config.keys, now_ms.div_euclid(1000))?;
-            payments::get(order_id, &config, &caller, now_ms).await
-        }
-        (_, ["healthz"] | ["payments", _]) => Err(ApiError::method_not_allowed()),
-        _ => Err(ApiError::not_found()),
+    let method = req.method();
+    if let (Method::Get, ["healthz"]) = (&method, segments.as_slice()) {
+        return Ok(Response::from_json(&serde_json::json!({"status": "ok"}))?);
     }
-}
-
-/// The configuration and the time, read once per request. A configuration that does
-/// not parse is the operator's error: it is logged in full and the client gets a 500.
-fn prepare(env: &Env) -> Result<(EdgeConfig, i64), ApiError> {
-    let config = EdgeConfig::from_env(env).map_err(|err| {
+    let config = EdgeConfig::of(env).map_err(|err| {
         worker::console_error!("configuration: {err}");
         ApiError::new(500, "MISCONFIGURED", "the edge is not configured")
     })?;
     let now_ms = i64::try_from(worker::Date::now().as_millis()).map_err(ApiError::internal)?;
-    Ok((config, now_ms))
+    match (method, segments.as_slice()) {
+        (Method::Post, ["auth", "login"]) => auth_routes::login(req, env, &config, now_ms).await,
+        (Method::Post, ["auth", "refresh"]) => {
+            auth_routes::refresh(req, env, &config, now_ms).await
+        }
+        (Method::Post, ["auth", "logout"]) => auth_routes::logout(req, env, &config, now_ms).await,
+        (Method::Get, ["auth", "me"]) => {
+            let caller = authenticate(&req, env, &config, now_ms).await?;
+            auth_routes::me(&caller)
+        }
+        (Method::Post, ["payments", "confirm"]) => {
+            let caller = authenticate(&req, env, &config, now_ms).await?;
+            payments::confirm(req, &config, &caller, now_ms).await
+        }
+        (Method::Get, ["payments", order_id]) => {
+            let caller = authenticate(&req, env, &config, now_ms).await?;
+            payments::get(order_id, &config, &caller, now_ms).await
+        }
+        (_, ["healthz"] | ["auth", "login" | "refresh" | "logout" | "me"] | ["payments", _]) => {
+            Err(ApiError::method_not_allowed())
+        }
+        _ => Err(ApiError::not_found()),
+    }
 }

@@ -14,6 +14,7 @@ use crate::gateway::GatewayClient;
 use crate::metrics::Metrics;
 use crate::payments;
 use crate::store::Store;
+use crate::users::{self, Passwords};
 
 #[derive(Clone)]
 pub struct AppState {
@@ -21,6 +22,7 @@ pub struct AppState {
     pub gateway: GatewayClient,
     pub edge: Arc<EdgeVerifier>,
     pub metrics: Arc<Metrics>,
+    pub passwords: Arc<Passwords>,
 }
 
 /// The API listener's routes.
@@ -29,6 +31,10 @@ pub fn app(state: AppState) -> Router {
         .route("/payments/confirm", post(payments::confirm))
         .route("/payments", get(payments::list))
         .route("/payments/{order_id}", get(payments::get))
+        .route(
+            "/internal/credentials/verify",
+            post(users::verify_credentials),
+        )
         .route_layer(from_fn_with_state(
             state.edge.clone(),
             require_edge_signature,

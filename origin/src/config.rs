@@ -48,14 +48,7 @@ impl OriginConfig {
                 problem: format!("`{value}` is not an address such as 127.0.0.1:8080"),
             })
         };
-        let database_url =
-            get("DATABASE_URL").unwrap_or_else(|| "sqlite://data/origin.sqlite3".into());
-        if !database_url.starts_with("sqlite:") {
-            return Err(ConfigError {
-                name: "DATABASE_URL",
-                problem: "only sqlite:// databases are supported by this build".into(),
-            });
-        }
+        let database_url = database_url(&lookup)?;
         let edge_secret = get("EDGE_SIGNING_SECRET").ok_or(ConfigError {
             name: "EDGE_SIGNING_SECRET",
             problem: "is not set (the HMAC key shared with the edge)".into(),
@@ -92,6 +85,21 @@ impl OriginConfig {
             gateway_timeout,
         })
     }
+}
+
+/// `DATABASE_URL`, the one setting every `origin` command needs.
+pub fn database_url(lookup: impl Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    let url = lookup("DATABASE_URL")
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "sqlite://data/origin.sqlite3".into());
+    if !url.starts_with("sqlite:") {
+        return Err(ConfigError {
+            name: "DATABASE_URL",
+            problem: "only sqlite:// databases are supported by this build".into(),
+        });
+    }
+    Ok(url)
 }
 
 #[cfg(test)]

@@ -28,6 +28,10 @@ pub enum ApiError {
         message: &'static str,
     },
     MethodNotAllowed,
+    /// Username and password do not match a user.
+    InvalidCredentials,
+    /// Too much work in flight; try again shortly.
+    Busy,
     /// Our fault; the cause is logged.
     Internal(String),
 }
@@ -75,6 +79,23 @@ impl IntoResponse for ApiError {
                 "METHOD_NOT_ALLOWED",
                 "this route does not accept that method".to_owned(),
             ),
+            Self::InvalidCredentials => (
+                StatusCode::UNAUTHORIZED,
+                "INVALID_CREDENTIALS",
+                "the username or password is not right".to_owned(),
+            ),
+            Self::Busy => {
+                let body = Json(serde_json::json!({
+                    "code": "BUSY",
+                    "message": "the service is busy; try again shortly",
+                }));
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [("retry-after", "1")],
+                    body,
+                )
+                    .into_response();
+            }
             Self::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
                 (

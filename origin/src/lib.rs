@@ -5,6 +5,7 @@
 //! - [`app`] — the API and metrics routers, built from [`app::AppState`].
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
 //! - [`payments`] — confirm (TX 1, gateway call, TX 2) and read-back.
+//! - [`users`] — argon2id passwords, the credential check behind login, `origin user add`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait.
 //! - [`metrics`] — Prometheus text, on its own listener.
@@ -22,3 +23,4 @@ pub mod metrics;
 pub mod payments;
 pub mod server;
 pub mod store;
+pub mod users;

@@ -1,7 +1,9 @@
 //! The `origin` command.
 
 use clap::{Parser, Subcommand};
-use origin::config::OriginConfig;
+use origin::config::{database_url, OriginConfig};
+use origin::store::sqlite::SqliteStore;
+use origin::users::UserAdded;
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
@@ -15,6 +17,22 @@ struct Cli {
 enum Command {
     /// Serve the API and the metrics listener until SIGINT or SIGTERM.
     Serve,
+    /// Manage the users who can log in through the edge.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Add a user; the password is read from the first line of standard input.
+    Add {
+        name: String,
+        /// When the user exists, set this password instead of failing.
+        #[arg(long)]
+        replace_password: bool,
+    },
 }
 
 #[tokio::main]
@@ -29,7 +47,28 @@ async fn main() -> anyhow::Result<()> {
             let config = OriginConfig::from_env()?;
             origin::server::serve(config, shutdown_signal()).await
         }
+        Command::User {
+            command:
+                UserCommand::Add {
+                    name,
+                    replace_password,
+                },
+        } => add_user(&name, replace_password).await,
     }
+}
+
+async fn add_user(name: &str, replace_password: bool) -> anyhow::Result<()> {
+    let url = database_url(|name| std::env::var(name).ok())?;
+    let store = SqliteStore::open(&url).await?;
+    let mut password = String::new();
+    std::io::stdin().read_line(&mut password)?;
+    let password = password.strip_suffix('\n').unwrap_or(&password);
+    let password = password.strip_suffix('\r').unwrap_or(password);
+    match origin::users::add_user(&store, name, password, replace_password).await? {
+        UserAdded::Created { id } => println!("added user {name} with id {id}"),
+        UserAdded::PasswordReplaced => println!("set a new password for user {name}"),
+    }
+    Ok(())
 }
 
 /// Resolves on the first SIGINT or SIGTERM.

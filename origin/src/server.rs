@@ -13,6 +13,7 @@ use crate::edge_signature::EdgeVerifier;
 use crate::gateway::GatewayClient;
 use crate::metrics::Metrics;
 use crate::store::sqlite::SqliteStore;
+use crate::users::Passwords;
 
 pub async fn serve(
     config: OriginConfig,
@@ -27,6 +28,7 @@ pub async fn serve(
         gateway: GatewayClient::new(&config.gateway_url, config.gateway_timeout)?,
         edge: Arc::new(EdgeVerifier::new(config.edge_secret.clone())),
         metrics: metrics.clone(),
+        passwords: Arc::new(Passwords::new()?),
     };
     let api = TcpListener::bind(config.listen)
         .await

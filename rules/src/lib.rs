@@ -7,8 +7,12 @@
 //!
 //! - [`signing`] — the canonical string and HMAC signature of edge → origin requests.
 //! - [`confirm`] — the payment confirm request: parsing and validation of outside input.
+//! - [`credentials`] — the login request: username and password, validated.
+//! - [`refresh`] — refresh tokens: format, stored hash, single use with reuse detection.
 //! - [`token`] — access-token verification against the configured keys.
 
 pub mod confirm;
+pub mod credentials;
+pub mod refresh;
 pub mod signing;
 pub mod token;

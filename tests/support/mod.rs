@@ -34,6 +34,16 @@ struct Service {
     log: PathBuf,
 }
 
+/// How the edge of a [`System`] differs from the default.
+#[derive(Default)]
+pub struct EdgeSetup {
+    /// Variables set for the edge, over the harness's own.
+    pub vars: Vec<(&'static str, String)>,
+    /// Bind the session objects to a Worker that is not running, so every call to them
+    /// fails: the denylist fail modes are observable.
+    pub sessions_down: bool,
+}
+
 pub struct System {
     pub edge: String,
     pub origin: String,
@@ -41,12 +51,18 @@ pub struct System {
     pub gateway: String,
     pub http: reqwest::Client,
     services: Vec<Service>,
+    database_url: String,
     _dir: tempfile::TempDir,
 }
 
 impl System {
     /// Starts the three services and waits until each answers its health check.
     pub async fn start() -> System {
+        System::start_with(EdgeSetup::default()).await
+    }
+
+    /// [`System::start`], with the edge set up as `setup` says.
+    pub async fn start_with(setup: EdgeSetup) -> System {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().expect("a temporary folder");
         let base = dir.path().to_owned();
@@ -60,6 +76,7 @@ impl System {
             gateway: gateway.clone(),
             http: reqwest::Client::new(),
             services: Vec::new(),
+            database_url: format!("sqlite://{}", base.join("origin.sqlite3").display()),
             _dir: dir,
         };
 
@@ -72,10 +89,7 @@ impl System {
             .arg("serve")
             .env("ORIGIN_LISTEN", format!("127.0.0.1:{origin_port}"))
             .env("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}"))
-            .env(
-                "DATABASE_URL",
-                format!("sqlite://{}", base.join("origin.sqlite3").display()),
-            )
+            .env("DATABASE_URL", &system.database_url)
             .env("EDGE_SIGNING_SECRET", EDGE_SECRET)
             .env("GATEWAY_URL", &gateway);
         system.spawn("origin", origin_cmd, &base);
@@ -85,12 +99,23 @@ impl System {
             r#"[{{"kty":"oct","alg":"HS256","kid":"{KID}","k":"{}"}}]"#,
             URL_SAFE_NO_PAD.encode(JWT_SECRET)
         );
-        fs::write(
-            &env_file,
-            format!("JWT_KEYS='{jwt_keys}'\nORIGIN_SIGNING_SECRET='{EDGE_SECRET}'\nORIGIN_URL='{origin}'\n"),
-        )
-        .expect("the edge's env file");
+        let mut vars = vec![
+            ("JWT_KEYS", jwt_keys),
+            ("JWT_SIGNING_KID", KID.to_owned()),
+            ("ORIGIN_SIGNING_SECRET", EDGE_SECRET.to_owned()),
+            ("ORIGIN_URL", origin),
+        ];
+        vars.extend(setup.vars);
+        let env_text: String = vars
+            .iter()
+            .map(|(name, value)| format!("{name}='{value}'\n"))
+            .collect();
+        fs::write(&env_file, env_text).expect("the edge's env file");
         let mut edge = Command::new(root.join("node_modules/.bin/wrangler"));
+        if setup.sessions_down {
+            edge.arg("--config")
+                .arg(root.join("tests/wrangler-sessions-down.toml"));
+        }
         edge.current_dir(root)
             .env("WRANGLER_SEND_METRICS", "false")
             .args([
@@ -161,6 +186,31 @@ impl System {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Adds a user with `origin user add`, as an operator does; returns its id.
+    pub fn add_user(&self, name: &str, password: &str) -> String {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut child = Command::new(binary(root, "origin"))
+            .args(["user", "add", name])
+            .env("DATABASE_URL", &self.database_url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("origin user add starts");
+        let mut stdin = child.stdin.take().expect("a stdin");
+        std::io::Write::write_all(&mut stdin, format!("{password}\n").as_bytes())
+            .expect("the password is written");
+        drop(stdin);
+        let output = child.wait_with_output().expect("origin user add ends");
+        assert!(output.status.success(), "origin user add {name} failed");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        stdout
+            .trim()
+            .rsplit(' ')
+            .next()
+            .expect("the new user's id")
+            .to_owned()
     }
 
     /// Kills one service (`gateway-sim`, `origin` or `edge`) and waits until it is gone.

@@ -76,10 +76,21 @@ pub enum Outcome {
     Unknown,
 }
 
+/// A user who can log in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: String,
+    pub username: String,
+    /// argon2id, PHC string format.
+    pub password_hash: String,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("a payment for this order id already exists")]
     DuplicateOrder,
+    #[error("a user with this name already exists")]
+    DuplicateUser,
     #[error("no payment with id {0}")]
     NoSuchPayment(i64),
     #[error("database: {0}")]
@@ -109,4 +120,18 @@ pub trait Store: Send + Sync + 'static {
 
     /// The user's most recent payments, newest first.
     async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError>;
+
+    /// Adds a user; the name must be new.
+    async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError>;
+
+    /// Replaces a user's password hash; false when there is no such user.
+    async fn set_password_hash(
+        &self,
+        username: &str,
+        password_hash: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// The user with this (normalised) name.
+    async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError>;
 }

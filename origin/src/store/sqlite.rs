@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
 use sqlx::{Row, SqlitePool};
 
-use super::{NewPayment, Outcome, Payment, PaymentStatus, Store, StoreError};
+use super::{NewPayment, Outcome, Payment, PaymentStatus, Store, StoreError, User};
 
 /// Nothing waits on the database without a bound (SPEC §3.7).
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -75,10 +75,7 @@ impl Store for SqliteStore {
             .bind(new.now_ms)
             .fetch_one(&self.pool)
             .await
-            .map_err(|err| match &err {
-                sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::DuplicateOrder,
-                _ => StoreError::Database(err),
-            })?;
+            .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
         payment_from_row(&row)
     }
 
@@ -132,6 +129,60 @@ impl Store for SqliteStore {
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(payment_from_row).collect()
+    }
+
+    async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO users (id, username, password_hash, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(&user.id)
+        .bind(&user.username)
+        .bind(&user.password_hash)
+        .bind(now_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await
+        .map_err(|err| unique_violation_as(err, StoreError::DuplicateUser))?;
+        Ok(())
+    }
+
+    async fn set_password_hash(
+        &self,
+        username: &str,
+        password_hash: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let done =
+            sqlx::query("UPDATE users SET password_hash = ?, updated_at = ? WHERE username = ?")
+                .bind(password_hash)
+                .bind(now_ms)
+                .bind(username)
+                .execute(&self.pool)
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
+        let row = sqlx::query("SELECT id, username, password_hash FROM users WHERE username = ?")
+            .bind(username)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| {
+            Ok(User {
+                id: row.try_get("id")?,
+                username: row.try_get("username")?,
+                password_hash: row.try_get("password_hash")?,
+            })
+        })
+        .transpose()
+    }
+}
+
+fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => duplicate,
+        _ => StoreError::Database(err),
     }
 }
 
@@ -224,6 +275,33 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(late, approved);
+    }
+
+    #[tokio::test]
+    async fn a_user_name_is_taken_once_and_its_password_can_change() {
+        let store = store().await;
+        let user = User {
+            id: "usr-1".into(),
+            username: "demo".into(),
+            password_hash: "h1".into(),
+        };
+        store.insert_user(&user, 1).await.unwrap();
+        let again = User {
+            id: "usr-2".into(),
+            ..user.clone()
+        };
+        assert!(matches!(
+            store.insert_user(&again, 2).await,
+            Err(StoreError::DuplicateUser)
+        ));
+        assert!(store.set_password_hash("demo", "h2", 3).await.unwrap());
+        assert!(!store.set_password_hash("nobody", "h2", 3).await.unwrap());
+        let read = store.user_by_name("demo").await.unwrap().unwrap();
+        assert_eq!(
+            (read.id.as_str(), read.password_hash.as_str()),
+            ("usr-1", "h2")
+        );
+        assert_eq!(store.user_by_name("nobody").await.unwrap(), None);
     }
 
     #[tokio::test]

@@ -1,0 +1,168 @@
+//! Users and their passwords: argon2id hashes, the signed credential check behind the
+//! edge's login, and the operator's `origin user add`.
+//!
+//! Hashing is deliberately slow (argon2id with the OWASP parameters of the `argon2`
+//! crate's defaults), so it runs on the blocking pool, at most a few at a time; past
+//! that a login waits a bounded time and is then refused with 503. An unknown user
+//! costs the same hash as a known one, so timing does not tell which names exist.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Json;
+use rules::credentials::{normalize_username, Credentials};
+use tokio::sync::Semaphore;
+
+use crate::app::AppState;
+use crate::clock::now_ms;
+use crate::error::ApiError;
+use crate::store::{Store, StoreError, User};
+
+/// How long a login may wait for a hashing slot before it is refused.
+const HASH_SLOT_WAIT: Duration = Duration::from_secs(3);
+
+/// Runs password hashes with bounded concurrency.
+pub struct Passwords {
+    slots: Semaphore,
+    /// Verified against when the user does not exist, to take the same time.
+    decoy_hash: String,
+}
+
+impl Passwords {
+    pub fn new() -> anyhow::Result<Self> {
+        let slots = std::thread::available_parallelism().map_or(2, |n| n.get() * 2);
+        let decoy_hash = hash(&random_hex(16)?)?;
+        Ok(Self {
+            slots: Semaphore::new(slots),
+            decoy_hash,
+        })
+    }
+
+    /// Whether `password` matches `stored` (or, with no user, the decoy — never true).
+    async fn matches(
+        self: &Arc<Self>,
+        password: String,
+        stored: Option<String>,
+    ) -> Result<bool, ApiError> {
+        let _slot = tokio::time::timeout(HASH_SLOT_WAIT, self.slots.acquire())
+            .await
+            .map_err(|_| ApiError::Busy)?
+            .map_err(ApiError::internal)?;
+        let passwords = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            let known = stored.is_some();
+            let stored = stored.unwrap_or_else(|| passwords.decoy_hash.clone());
+            known && verify(&password, &stored)
+        })
+        .await
+        .map_err(ApiError::internal)
+    }
+}
+
+/// `POST /internal/credentials/verify` (signed): 200 `{userId}` or 401.
+pub async fn verify_credentials(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let credentials = Credentials::parse(&body).map_err(|err| ApiError::BadRequest {
+        code: "INVALID_REQUEST",
+        message: err.to_string(),
+    })?;
+    let user = state.store.user_by_name(&credentials.username).await?;
+    let stored = user.as_ref().map(|user| user.password_hash.clone());
+    if !state
+        .passwords
+        .matches(credentials.password, stored)
+        .await?
+    {
+        tracing::info!(username = %credentials.username, "credentials refused");
+        return Err(ApiError::InvalidCredentials);
+    }
+    let user = user.ok_or_else(|| ApiError::internal("a decoy hash matched"))?;
+    Ok(Json(serde_json::json!({ "userId": user.id })))
+}
+
+/// What `origin user add` did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum UserAdded {
+    Created { id: String },
+    PasswordReplaced,
+}
+
+/// Adds a user, or with `replace_password` sets an existing user's password.
+pub async fn add_user(
+    store: &dyn Store,
+    username: &str,
+    password: &str,
+    replace_password: bool,
+) -> anyhow::Result<UserAdded> {
+    let username = normalize_username(username)?;
+    anyhow::ensure!(
+        !password.is_empty() && password.len() <= 1024,
+        "the password must be 1 to 1024 bytes"
+    );
+    let password_hash = hash(password)?;
+    let user = User {
+        id: format!("usr_{}", random_hex(12)?),
+        username,
+        password_hash,
+    };
+    match store.insert_user(&user, now_ms()).await {
+        Ok(()) => Ok(UserAdded::Created { id: user.id }),
+        Err(StoreError::DuplicateUser) if replace_password => {
+            store
+                .set_password_hash(&user.username, &user.password_hash, now_ms())
+                .await?;
+            Ok(UserAdded::PasswordReplaced)
+        }
+        Err(StoreError::DuplicateUser) => {
+            anyhow::bail!(
+                "user `{}` exists already (--replace-password sets a new password)",
+                user.username
+            )
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+fn hash(password: &str) -> anyhow::Result<String> {
+    let mut salt = [0u8; 16];
+    getrandom::fill(&mut salt).map_err(|err| anyhow::anyhow!("no randomness: {err}"))?;
+    let salt = SaltString::encode_b64(&salt).map_err(|err| anyhow::anyhow!("salt: {err}"))?;
+    let hash = Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map_err(|err| anyhow::anyhow!("hashing failed: {err}"))?;
+    Ok(hash.to_string())
+}
+
+fn verify(password: &str, stored: &str) -> bool {
+    PasswordHash::new(stored).is_ok_and(|parsed| {
+        Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+    })
+}
+
+fn random_hex(bytes: usize) -> anyhow::Result<String> {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|err| anyhow::anyhow!("no randomness: {err}"))?;
+    Ok(hex::encode(buffer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hash_verifies_its_password_only() {
+        let stored = hash("correct horse").unwrap();
+        assert!(stored.starts_with("$argon2id$"));
+        assert!(verify("correct horse", &stored));
+        assert!(!verify("correct horse ", &stored));
+        assert!(!verify("correct horse", "not a hash"));
+    }
+}

@@ -1,0 +1,129 @@
+//! The origin driven through its routers, with a real SQLite file and a real HTTP
+//! gateway on loopback: the simulator, or a stub that misbehaves on purpose.
+
+#![allow(dead_code)] // each test binary uses its own part of the harness
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{to_bytes, Body};
+use axum::http::{Request, StatusCode};
+use axum::routing::post;
+use axum::Router;
+use origin::app::{app, metrics_app, AppState};
+use origin::clock::now_ms;
+use origin::edge_signature::EdgeVerifier;
+use origin::gateway::GatewayClient;
+use origin::metrics::Metrics;
+use origin::store::sqlite::SqliteStore;
+use origin::users::Passwords;
+use rules::signing::SignedRequest;
+use serde_json::Value;
+use tower::ServiceExt as _;
+
+const SECRET: &[u8] = b"origin-test-secret-0123456789abcdef";
+
+pub struct Origin {
+    pub router: Router,
+    pub metrics: Router,
+    pub store: Arc<SqliteStore>,
+    _db: tempfile::TempDir,
+}
+
+impl Origin {
+    pub async fn with_gateway(gateway_url: &str, timeout: Duration) -> Self {
+        let db = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", db.path().join("origin.sqlite3").display());
+        let metrics = Arc::new(Metrics::default());
+        let store = Arc::new(SqliteStore::open(&url).await.unwrap());
+        let state = AppState {
+            store: store.clone(),
+            gateway: GatewayClient::new(gateway_url, timeout).unwrap(),
+            edge: Arc::new(EdgeVerifier::new(SECRET.to_vec())),
+            metrics: metrics.clone(),
+            passwords: Arc::new(Passwords::new().unwrap()),
+        };
+        Self {
+            router: app(state),
+            metrics: metrics_app(metrics),
+            store,
+            _db: db,
+        }
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    pub async fn confirm(&self, body: &str) -> (StatusCode, Value) {
+        self.send(signed("POST", "/payments/confirm", Some("key-1"), body))
+            .await
+    }
+
+    pub async fn read(&self, order_id: &str) -> (StatusCode, Value) {
+        self.send(signed("GET", &format!("/payments/{order_id}"), None, ""))
+            .await
+    }
+}
+
+/// A request signed as the edge signs it, for user `user-1`, with a fresh nonce.
+pub fn signed(method: &str, path: &str, key: Option<&str>, body: &str) -> Request<Body> {
+    static NEXT_NONCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nonce = format!(
+        "{:032x}",
+        NEXT_NONCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let timestamp_ms = now_ms();
+    let signature = SignedRequest {
+        method,
+        path_and_query: path,
+        timestamp_ms,
+        nonce: &nonce,
+        user_id: "user-1",
+        idempotency_key: key.unwrap_or_default(),
+        body: body.as_bytes(),
+    }
+    .sign(SECRET)
+    .unwrap();
+    let mut request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("x-edge-user", "user-1")
+        .header("x-edge-timestamp", timestamp_ms.to_string())
+        .header("x-edge-nonce", nonce)
+        .header("x-edge-signature", signature);
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    request.body(Body::from(body.to_owned())).unwrap()
+}
+
+/// Serves `router` on a free loopback port; returns its base URL.
+pub async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+pub async fn simulator() -> String {
+    serve(gateway_sim::app(gateway_sim::SimState::default())).await
+}
+
+/// A gateway whose confirm always answers `status` with `body`, after `delay`.
+pub async fn stub_gateway(status: StatusCode, body: Value, delay: Duration) -> String {
+    serve(Router::new().route(
+        "/v1/payments/confirm",
+        post(move || async move {
+            tokio::time::sleep(delay).await;
+            (status, axum::Json(body))
+        }),
+    ))
+    .await
+}

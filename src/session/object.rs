@@ -1,0 +1,230 @@
+//! The `UserSession` Durable Object (class name in `wrangler.toml`; renaming it needs a
+//! migration). Its SQLite storage is the truth; nothing is kept in memory.
+//!
+//! Storage stays bounded: every row carries the time after which it means nothing
+//! (a denylisted token's own expiry, a refresh token's expiry), and an alarm set at
+//! the earliest such time deletes what has expired and sets itself again.
+
+use rules::refresh::{decide, RefreshDecision, StoredRefreshToken};
+use serde::Deserialize;
+use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
+
+use super::protocol::{Revocation, RotateOutcome, SessionRequest};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS denylist (
+    jti        TEXT    PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS families (
+    family     TEXT    PRIMARY KEY,
+    revoked    INTEGER NOT NULL DEFAULT 0,
+    expires_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS refresh_tokens (
+    hash       TEXT    PRIMARY KEY,
+    family     TEXT    NOT NULL,
+    retired    INTEGER NOT NULL DEFAULT 0,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS refresh_tokens_by_family ON refresh_tokens (family);
+";
+
+#[durable_object]
+pub struct UserSession {
+    state: State,
+    sql: SqlStorage,
+}
+
+#[derive(Deserialize)]
+struct StoredToken {
+    family: String,
+    retired: i64,
+    revoked: i64,
+    expires_at: i64,
+}
+
+#[derive(Deserialize)]
+struct Earliest {
+    at: Option<i64>,
+}
+
+impl DurableObject for UserSession {
+    fn new(state: State, _env: Env) -> Self {
+        let sql = state.storage().sql();
+        if let Err(err) = sql.exec(SCHEMA, None) {
+            worker::console_error!("user session schema: {err}");
+        }
+        Self { state, sql }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let request: SessionRequest = req.json().await?;
+        let now = now_ms();
+        match request {
+            SessionRequest::Authorize { jti, family } => {
+                Response::from_json(&self.revocation(&jti, family.as_deref())?)
+            }
+            SessionRequest::Open {
+                family,
+                token_hash,
+                expires_at_ms,
+            } => {
+                self.sql.exec(
+                    "INSERT INTO families (family, expires_at) VALUES (?, ?)",
+                    vec![family.as_str().into(), expires_at_ms.into()],
+                )?;
+                self.sql.exec(
+                    "INSERT INTO refresh_tokens (hash, family, expires_at) VALUES (?, ?, ?)",
+                    vec![token_hash.into(), family.into(), expires_at_ms.into()],
+                )?;
+                self.clean_up_by(expires_at_ms).await?;
+                Response::empty()
+            }
+            SessionRequest::Rotate {
+                token_hash,
+                successor_hash,
+                successor_expires_at_ms,
+            } => {
+                let outcome =
+                    self.rotate(&token_hash, &successor_hash, successor_expires_at_ms, now)?;
+                self.clean_up_by(successor_expires_at_ms).await?;
+                Response::from_json(&outcome)
+            }
+            SessionRequest::Logout {
+                jti,
+                expires_at_ms,
+                family,
+            } => {
+                let before = self.revocation(&jti, family.as_deref())?;
+                self.sql.exec(
+                    "INSERT OR IGNORE INTO denylist (jti, expires_at) VALUES (?, ?)",
+                    vec![jti.into(), expires_at_ms.into()],
+                )?;
+                if let Some(family) = family {
+                    self.revoke_family(&family)?;
+                }
+                self.clean_up_by(expires_at_ms).await?;
+                Response::from_json(&before)
+            }
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let now = now_ms();
+        for table in ["denylist", "refresh_tokens", "families"] {
+            self.sql.exec(
+                &format!("DELETE FROM {table} WHERE expires_at <= ?"),
+                vec![now.into()],
+            )?;
+        }
+        let next: Earliest = self
+            .sql
+            .exec(
+                "SELECT min(at) AS at FROM (SELECT min(expires_at) AS at FROM denylist \
+                 UNION ALL SELECT min(expires_at) FROM families)",
+                None,
+            )?
+            .one()?;
+        if let Some(at) = next.at {
+            self.state.storage().set_alarm(at).await?;
+        }
+        Response::empty()
+    }
+}
+
+impl UserSession {
+    /// An access token is revoked when it is denylisted or its session's family is:
+    /// so a detected refresh-token reuse ends the thief's access tokens at once too.
+    fn revocation(&self, jti: &str, family: Option<&str>) -> Result<Revocation> {
+        let rows: Vec<serde_json::Value> = self
+            .sql
+            .exec(
+                "SELECT 1 AS hit FROM denylist WHERE jti = ? \
+                 UNION ALL SELECT 1 FROM families WHERE family = ? AND revoked = 1",
+                vec![jti.into(), family.unwrap_or_default().into()],
+            )?
+            .to_array()?;
+        Ok(Revocation {
+            revoked: !rows.is_empty(),
+        })
+    }
+
+    /// The single-use rule of `rules::refresh`, applied in one uninterrupted call.
+    fn rotate(
+        &self,
+        token_hash: &str,
+        successor_hash: &str,
+        successor_expires_at_ms: i64,
+        now_ms: i64,
+    ) -> Result<RotateOutcome> {
+        let stored: Option<StoredToken> = self
+            .sql
+            .exec(
+                "SELECT t.family, t.retired, f.revoked, t.expires_at FROM refresh_tokens t \
+                 JOIN families f ON f.family = t.family WHERE t.hash = ?",
+                vec![token_hash.into()],
+            )?
+            .to_array()?
+            .into_iter()
+            .next();
+        let decision = decide(
+            stored.as_ref().map(|token| StoredRefreshToken {
+                retired: token.retired != 0,
+                family_revoked: token.revoked != 0,
+                expires_at_ms: token.expires_at,
+            }),
+            now_ms,
+        );
+        match (decision, stored) {
+            (RefreshDecision::Rotate, Some(token)) => {
+                self.sql.exec(
+                    "UPDATE refresh_tokens SET retired = 1 WHERE hash = ?",
+                    vec![token_hash.into()],
+                )?;
+                self.sql.exec(
+                    "INSERT INTO refresh_tokens (hash, family, expires_at) VALUES (?, ?, ?)",
+                    vec![
+                        successor_hash.into(),
+                        token.family.as_str().into(),
+                        successor_expires_at_ms.into(),
+                    ],
+                )?;
+                self.sql.exec(
+                    "UPDATE families SET expires_at = max(expires_at, ?) WHERE family = ?",
+                    vec![successor_expires_at_ms.into(), token.family.as_str().into()],
+                )?;
+                Ok(RotateOutcome::Rotated {
+                    family: token.family,
+                })
+            }
+            (RefreshDecision::RevokeFamily, Some(token)) => {
+                worker::console_warn!("refresh token reused; family revoked");
+                self.revoke_family(&token.family)?;
+                Ok(RotateOutcome::Reused)
+            }
+            _ => Ok(RotateOutcome::Refused),
+        }
+    }
+
+    fn revoke_family(&self, family: &str) -> Result<()> {
+        self.sql.exec(
+            "UPDATE families SET revoked = 1 WHERE family = ?",
+            vec![family.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Makes sure the cleanup alarm fires no later than `expires_at_ms`.
+    async fn clean_up_by(&self, expires_at_ms: i64) -> Result<()> {
+        let storage = self.state.storage();
+        match storage.get_alarm().await? {
+            Some(at) if at <= expires_at_ms => Ok(()),
+            _ => storage.set_alarm(expires_at_ms).await,
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(worker::Date::now().as_millis()).unwrap_or(i64::MAX)
+}

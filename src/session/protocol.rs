@@ -1,0 +1,52 @@
+//! What the Worker asks a user's session object, and what it answers. One JSON POST
+//! per call; the object is the only writer of its storage, and each call runs to
+//! completion before the next, so every operation below is atomic.
+
+use serde::{Deserialize, Serialize};
+
+/// A call to a session object.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum SessionRequest {
+    /// Is this access token revoked — itself, or the session (refresh family) it
+    /// belongs to? Made on every authenticated request.
+    Authorize { jti: String, family: Option<String> },
+    /// A login: a new refresh-token family with its first token.
+    Open {
+        family: String,
+        token_hash: String,
+        expires_at_ms: i64,
+    },
+    /// Exchange a refresh token for its successor in the same family.
+    Rotate {
+        token_hash: String,
+        successor_hash: String,
+        successor_expires_at_ms: i64,
+    },
+    /// Revoke the access token until it expires, and its refresh family.
+    Logout {
+        jti: String,
+        expires_at_ms: i64,
+        family: Option<String>,
+    },
+}
+
+/// The answer to [`SessionRequest::Authorize`] and [`SessionRequest::Logout`]:
+/// whether the access token was already revoked.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Revocation {
+    pub revoked: bool,
+}
+
+/// The answer to [`SessionRequest::Rotate`].
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "camelCase")]
+pub enum RotateOutcome {
+    /// The successor is live; the presented token is retired.
+    Rotated { family: String },
+    /// A retired token came back: the family is now revoked.
+    Reused,
+    /// Unknown, expired or revoked: nothing changed.
+    Refused,
+}

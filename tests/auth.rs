@@ -1,0 +1,229 @@
+//! End to end: login, who-am-I, refresh rotation with reuse detection, logout, and the
+//! denylist's fail modes, through the edge in workerd and the origin's credential check.
+
+mod support;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use support::{EdgeSetup, System};
+
+const PASSWORD: &str = "correct horse battery staple";
+
+struct Pair {
+    access: String,
+    refresh: String,
+}
+
+async fn post(system: &System, path: &str, body: Value) -> reqwest::Response {
+    system
+        .http
+        .post(format!("{}{path}", system.edge))
+        .json(&body)
+        .send()
+        .await
+        .expect("the edge answers")
+}
+
+async fn login(system: &System, username: &str, password: &str) -> reqwest::Response {
+    post(
+        system,
+        "/auth/login",
+        json!({ "username": username, "password": password }),
+    )
+    .await
+}
+
+async fn refresh(system: &System, refresh_token: &str) -> reqwest::Response {
+    post(
+        system,
+        "/auth/refresh",
+        json!({ "refreshToken": refresh_token }),
+    )
+    .await
+}
+
+async fn pair(response: reqwest::Response) -> Pair {
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["tokenType"], "Bearer");
+    assert_eq!(body["expiresIn"], 1800);
+    Pair {
+        access: body["accessToken"].as_str().unwrap().to_owned(),
+        refresh: body["refreshToken"].as_str().unwrap().to_owned(),
+    }
+}
+
+async fn me(system: &System, access: &str) -> reqwest::Response {
+    system
+        .http
+        .get(format!("{}/auth/me", system.edge))
+        .bearer_auth(access)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn logout(system: &System, access: &str) -> reqwest::Response {
+    system
+        .http
+        .post(format!("{}/auth/logout", system.edge))
+        .bearer_auth(access)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn code(response: reqwest::Response) -> (StatusCode, String) {
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    (status, body["code"].as_str().unwrap_or_default().to_owned())
+}
+
+fn refused(code: &str) -> (StatusCode, String) {
+    (StatusCode::UNAUTHORIZED, code.to_owned())
+}
+
+#[tokio::test]
+async fn a_session_from_login_through_refresh_reuse_to_logout() {
+    let system = System::start().await;
+    let alice = system.add_user("alice", PASSWORD);
+
+    let first = pair(login(&system, "Alice", PASSWORD).await).await;
+    let who: Value = me(&system, &first.access).await.json().await.unwrap();
+    assert_eq!(who["sub"], alice.as_str());
+    assert!(who["jti"].as_str().is_some_and(|jti| jti.len() == 32));
+    assert!(who["exp"].is_i64());
+
+    let second = pair(refresh(&system, &first.refresh).await).await;
+    assert_eq!(me(&system, &second.access).await.status(), StatusCode::OK);
+
+    // The first refresh token comes back: someone else holds the family.
+    assert_eq!(
+        code(refresh(&system, &first.refresh).await).await,
+        refused("REFRESH_REUSED")
+    );
+    assert_eq!(
+        code(refresh(&system, &second.refresh).await).await,
+        refused("REFRESH_INVALID")
+    );
+    assert_eq!(
+        code(me(&system, &second.access).await).await,
+        refused("TOKEN_REVOKED")
+    );
+
+    let third = pair(login(&system, "alice", PASSWORD).await).await;
+    assert_eq!(
+        logout(&system, &third.access).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        code(me(&system, &third.access).await).await,
+        refused("TOKEN_REVOKED")
+    );
+    assert_eq!(
+        code(logout(&system, &third.access).await).await,
+        refused("TOKEN_REVOKED")
+    );
+    assert_eq!(
+        code(refresh(&system, &third.refresh).await).await,
+        refused("REFRESH_INVALID")
+    );
+}
+
+#[tokio::test]
+async fn two_concurrent_refreshes_with_one_token_succeed_once() {
+    let system = System::start().await;
+    system.add_user("alice", PASSWORD);
+    let first = pair(login(&system, "alice", PASSWORD).await).await;
+    let (a, b) = tokio::join!(
+        refresh(&system, &first.refresh),
+        refresh(&system, &first.refresh)
+    );
+    let mut statuses = [a.status(), b.status()];
+    statuses.sort();
+    assert_eq!(statuses, [StatusCode::OK, StatusCode::UNAUTHORIZED]);
+}
+
+#[tokio::test]
+async fn wrong_passwords_unknown_users_and_bad_bodies_are_refused() {
+    let system = System::start().await;
+    system.add_user("alice", PASSWORD);
+    let invalid = refused("INVALID_CREDENTIALS");
+    assert_eq!(code(login(&system, "alice", "wrong").await).await, invalid);
+    assert_eq!(
+        code(login(&system, "mallory", PASSWORD).await).await,
+        invalid
+    );
+    let bad = (StatusCode::BAD_REQUEST, "INVALID_REQUEST".to_owned());
+    assert_eq!(
+        code(post(&system, "/auth/login", json!({ "username": "alice" })).await).await,
+        bad
+    );
+    assert_eq!(
+        code(post(&system, "/auth/refresh", json!({})).await).await,
+        bad
+    );
+    for token in ["", "rt1.x.y", "not-a-refresh-token"] {
+        assert_eq!(
+            code(refresh(&system, token).await).await,
+            refused("REFRESH_INVALID")
+        );
+    }
+    assert_eq!(
+        code(me(&system, "not-a-token").await).await,
+        refused("TOKEN_INVALID")
+    );
+}
+
+#[tokio::test]
+async fn issuer_and_audience_are_minted_and_required_when_configured() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![
+            ("JWT_ISSUER", "https://edge.example".into()),
+            ("JWT_AUDIENCE", "payments".into()),
+        ],
+        ..EdgeSetup::default()
+    })
+    .await;
+    system.add_user("alice", PASSWORD);
+    let minted = pair(login(&system, "alice", PASSWORD).await).await;
+    assert_eq!(me(&system, &minted.access).await.status(), StatusCode::OK);
+    let without_iss_and_aud = system.token("alice", 600);
+    assert_eq!(
+        code(me(&system, &without_iss_and_aud).await).await,
+        refused("TOKEN_INVALID")
+    );
+}
+
+#[tokio::test]
+async fn an_unavailable_denylist_fails_open_by_default() {
+    let system = System::start_with(EdgeSetup {
+        sessions_down: true,
+        ..EdgeSetup::default()
+    })
+    .await;
+    let token = system.token("user-1", 600);
+    assert_eq!(me(&system, &token).await.status(), StatusCode::OK);
+    system.add_user("alice", PASSWORD);
+    let (status, code) = code(login(&system, "alice", PASSWORD).await).await;
+    assert_eq!(
+        (status, code.as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, "SESSION_UNAVAILABLE")
+    );
+}
+
+#[tokio::test]
+async fn an_unavailable_denylist_fails_closed_when_configured() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![("DENYLIST_FAIL_MODE", "closed".into())],
+        sessions_down: true,
+    })
+    .await;
+    let token = system.token("user-1", 600);
+    let (status, code) = code(me(&system, &token).await).await;
+    assert_eq!(
+        (status, code.as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, "DENYLIST_UNAVAILABLE")
+    );
+}
