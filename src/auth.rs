@@ -1,34 +1,54 @@
 //! The caller of a request: its bearer token verified locally (no I/O), then one call
-//! to the user's session object to learn whether the token was revoked.
+//! to the user's session object to learn whether the token was revoked — and, on a
+//! rate-limited route, whether the user's window admits the request.
 
 use rules::token::AccessClaims;
 use worker::{Env, Request};
 
 use crate::config::{DenylistFailMode, EdgeConfig};
 use crate::error::ApiError;
+use crate::rate_windows::{WindowAnswer, WindowCheck};
 use crate::session::client::UserSessionClient;
-use crate::session::protocol::Revocation;
+use crate::session::protocol::Authorized;
 
-/// Verifies the bearer token and checks the denylist: the whole of authentication.
+/// An authenticated caller, and what the user's rate window said when one was asked.
+pub struct Caller {
+    pub claims: AccessClaims,
+    /// `None` when no window was asked, or the session object could not answer.
+    pub window: Option<WindowAnswer>,
+}
+
+/// Verifies the bearer token, then in one call to the user's session object checks the
+/// denylist and, on a limited route, counts the request in the user's `window`.
 pub async fn authenticate(
     req: &Request,
     env: &Env,
     config: &EdgeConfig,
     now_ms: i64,
-) -> Result<AccessClaims, ApiError> {
+    window: Option<WindowCheck>,
+) -> Result<Caller, ApiError> {
     let claims = verify_bearer(req, config, now_ms)?;
-    match UserSessionClient::new(env, &claims.sub)
-        .authorize(&claims.jti, claims.sid.as_deref())
-        .await
-    {
-        Ok(Revocation { revoked: false }) => Ok(claims),
-        Ok(Revocation { revoked: true }) => Err(revoked()),
+    let answer = UserSessionClient::new(env, &claims.sub)
+        .authorize(&claims.jti, claims.sid.as_deref(), window)
+        .await;
+    match answer {
+        Ok(Authorized {
+            revoked: false,
+            limit,
+        }) => Ok(Caller {
+            claims,
+            window: limit,
+        }),
+        Ok(Authorized { revoked: true, .. }) => Err(revoked()),
         Err(err) => match config.denylist_fail_mode {
             DenylistFailMode::Open => {
                 worker::console_warn!(
-                    "denylist unchecked, failing open (DENYLIST_FAIL_MODE=open): {err}"
+                    "denylist and user rate limit unchecked, failing open (DENYLIST_FAIL_MODE=open): {err}"
                 );
-                Ok(claims)
+                Ok(Caller {
+                    claims,
+                    window: None,
+                })
             }
             DenylistFailMode::Closed => {
                 worker::console_error!("denylist unchecked, failing closed: {err}");

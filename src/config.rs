@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::str::FromStr;
 
+use rules::rate_limit::{parse_rate, RateLimits, DEFAULT_ROUTES};
 use rules::token::{KeySet, Policy};
 use worker::Env;
 
@@ -35,6 +36,11 @@ pub struct EdgeConfig {
     pub refresh_ttl_secs: i64,
     /// `DENYLIST_FAIL_MODE`: `open` (default) or `closed`.
     pub denylist_fail_mode: DenylistFailMode,
+    /// `RATE_LIMITED_ROUTES` (`none` for no limits) with `RATE_LIMIT_USER` (5/1s) and
+    /// `RATE_LIMIT_GLOBAL` (100/1s). Only authenticated routes can be limited.
+    pub rate_limits: RateLimits,
+    /// `RATE_LIMIT_GLOBAL_SHARDS`: objects each global limit is spread over (1).
+    pub global_shards: u32,
     /// Base URL of the origin, without a trailing slash (`ORIGIN_URL`).
     pub origin_url: String,
     /// HMAC key shared with the origin (`ORIGIN_SIGNING_SECRET`).
@@ -90,6 +96,20 @@ impl EdgeConfig {
                 ))
             }
         };
+        let rate = |name: &'static str, default: &str| {
+            let text = vars.get(name).unwrap_or_else(|| default.to_owned());
+            parse_rate(&text).map_err(|err| invalid(name, err))
+        };
+        // `none` turns rate limiting off; unset means the routes of SPEC §2.3.
+        let routes = vars
+            .get("RATE_LIMITED_ROUTES")
+            .unwrap_or_else(|| DEFAULT_ROUTES.to_owned());
+        let rate_limits = RateLimits::parse(
+            if routes == "none" { "" } else { &routes },
+            rate("RATE_LIMIT_USER", "5/1s")?,
+            rate("RATE_LIMIT_GLOBAL", "100/1s")?,
+        )
+        .map_err(|err| invalid("RATE_LIMITED_ROUTES", err))?;
         let origin_url = vars
             .get("ORIGIN_URL")
             .unwrap_or_else(|| DEFAULT_ORIGIN_URL.into());
@@ -114,6 +134,8 @@ impl EdgeConfig {
             access_ttl_secs: vars.number("ACCESS_TOKEN_TTL_SECONDS", 1800, |s| *s > 0)?,
             refresh_ttl_secs: vars.number("REFRESH_TOKEN_TTL_SECONDS", 1_209_600, |s| *s > 0)?,
             denylist_fail_mode,
+            rate_limits,
+            global_shards: vars.number("RATE_LIMIT_GLOBAL_SHARDS", 1, |n| (1..=64).contains(n))?,
             origin_url: origin_url.trim_end_matches('/').to_owned(),
             origin_secret: origin_secret.into_bytes(),
             origin_timeout_ms: vars.number(
@@ -204,6 +226,10 @@ mod tests {
             ("ORIGIN_URL", "ftp://x"),
             ("ORIGIN_SIGNING_SECRET", "short"),
             ("ORIGIN_TIMEOUT_MS", "soon"),
+            ("RATE_LIMIT_USER", "5 per second"),
+            ("RATE_LIMIT_GLOBAL", "100/1h"),
+            ("RATE_LIMITED_ROUTES", "confirm"),
+            ("RATE_LIMIT_GLOBAL_SHARDS", "0"),
         ];
         for (name, value) in cases {
             let err = config(&[(name, value)])

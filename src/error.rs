@@ -7,12 +7,14 @@ use rules::confirm::InvalidConfirm;
 use serde::Serialize;
 use worker::Response;
 
-/// A refusal: the status, the stable code clients rely on, and a message for people.
+/// A refusal: the status, the stable code clients rely on, a message for people, and
+/// any headers the refusal carries (`Retry-After` and the like).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     pub status: u16,
     pub code: &'static str,
     pub message: String,
+    pub headers: Vec<(&'static str, String)>,
 }
 
 #[derive(Serialize)]
@@ -27,7 +29,13 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            headers: Vec::new(),
         }
+    }
+
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
@@ -60,6 +68,9 @@ impl ApiError {
         .with_status(self.status);
         if self.status == 401 {
             response.headers().set("www-authenticate", "Bearer")?;
+        }
+        for (name, value) in &self.headers {
+            response.headers().set(name, value)?;
         }
         Ok(response)
     }

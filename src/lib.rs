@@ -11,6 +11,9 @@
 //! - [`auth`] — the caller of a request: bearer token verified, denylist checked.
 //! - [`auth_routes`] — login, refresh-token rotation, logout, who-am-I.
 //! - [`session`] — the per-user Durable Object: denylist and refresh-token families.
+//! - [`rate_limit`] — the user's window, then the global one, and the RateLimit headers.
+//! - [`rate_windows`] — sliding windows kept by a Durable Object (SQLite-backed).
+//! - [`global_limiter`] — the `GlobalLimiter` Durable Object, one per route and shard.
 //! - [`payments`] — confirm and read-back, forwarded to the origin.
 //! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
 //! - [`body`] — request bodies, read with a bound.
@@ -22,12 +25,16 @@ pub mod auth_routes;
 pub mod body;
 pub mod config;
 pub mod error;
+pub mod global_limiter;
 pub mod origin;
 pub mod payments;
 pub mod random;
+pub mod rate_limit;
+pub mod rate_windows;
 pub mod routes;
 pub mod session;
 
+pub use global_limiter::GlobalLimiter;
 pub use session::object::UserSession;
 
 use worker::{event, Context, Env, Request, Response};

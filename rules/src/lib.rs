@@ -8,11 +8,15 @@
 //! - [`signing`] — the canonical string and HMAC signature of edge → origin requests.
 //! - [`confirm`] — the payment confirm request: parsing and validation of outside input.
 //! - [`credentials`] — the login request: username and password, validated.
+//! - [`rate_limit`] — which routes are limited, the rates, and the RateLimit headers.
 //! - [`refresh`] — refresh tokens: format, stored hash, single use with reuse detection.
+//! - [`sliding_window`] — the exact sliding-window rate limit.
 //! - [`token`] — access-token verification against the configured keys.
 
 pub mod confirm;
 pub mod credentials;
+pub mod rate_limit;
 pub mod refresh;
 pub mod signing;
+pub mod sliding_window;
 pub mod token;

@@ -3,7 +3,8 @@
 use serde::de::DeserializeOwned;
 use worker::{Env, Headers, Method, Request, RequestInit};
 
-use super::protocol::{Revocation, RotateOutcome, SessionRequest};
+use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
+use crate::rate_windows::WindowCheck;
 
 /// The Durable Object namespace binding in `wrangler.toml`.
 pub const BINDING: &str = "USER_SESSIONS";
@@ -28,12 +29,22 @@ impl<'a> UserSessionClient<'a> {
         &self,
         jti: &str,
         family: Option<&str>,
-    ) -> Result<Revocation, SessionUnavailable> {
+        limit: Option<WindowCheck>,
+    ) -> Result<Authorized, SessionUnavailable> {
         let request = SessionRequest::Authorize {
             jti: jti.to_owned(),
             family: family.map(str::to_owned),
+            limit,
         };
         self.call(&request).await
+    }
+
+    pub async fn release(&self, key: &str, at_ms: i64) -> Result<(), SessionUnavailable> {
+        let request = SessionRequest::Release {
+            key: key.to_owned(),
+            at_ms,
+        };
+        self.send(&request).await.map(drop)
     }
 
     pub async fn open(

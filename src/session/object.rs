@@ -9,7 +9,8 @@ use rules::refresh::{decide, RefreshDecision, StoredRefreshToken};
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
-use super::protocol::{Revocation, RotateOutcome, SessionRequest};
+use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
+use crate::rate_windows::RateWindows;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS denylist (
@@ -34,6 +35,7 @@ CREATE INDEX IF NOT EXISTS refresh_tokens_by_family ON refresh_tokens (family);
 pub struct UserSession {
     state: State,
     sql: SqlStorage,
+    windows: RateWindows,
 }
 
 #[derive(Deserialize)]
@@ -55,15 +57,29 @@ impl DurableObject for UserSession {
         if let Err(err) = sql.exec(SCHEMA, None) {
             worker::console_error!("user session schema: {err}");
         }
-        Self { state, sql }
+        let windows = RateWindows::new(state.storage().sql());
+        Self {
+            state,
+            sql,
+            windows,
+        }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let request: SessionRequest = req.json().await?;
         let now = now_ms();
         match request {
-            SessionRequest::Authorize { jti, family } => {
-                Response::from_json(&self.revocation(&jti, family.as_deref())?)
+            SessionRequest::Authorize { jti, family, limit } => {
+                let Revocation { revoked } = self.revocation(&jti, family.as_deref())?;
+                let limit = match limit {
+                    Some(check) if !revoked => Some(self.windows.check(&check, now)?),
+                    _ => None,
+                };
+                Response::from_json(&Authorized { revoked, limit })
+            }
+            SessionRequest::Release { key, at_ms } => {
+                self.windows.release(&key, at_ms)?;
+                Response::empty()
             }
             SessionRequest::Open {
                 family,

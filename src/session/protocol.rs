@@ -4,13 +4,22 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::rate_windows::{WindowAnswer, WindowCheck};
+
 /// A call to a session object.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum SessionRequest {
     /// Is this access token revoked — itself, or the session (refresh family) it
-    /// belongs to? Made on every authenticated request.
-    Authorize { jti: String, family: Option<String> },
+    /// belongs to? And, on a rate-limited route, does the user's window admit the
+    /// request? Made on every authenticated request: one round trip for both.
+    Authorize {
+        jti: String,
+        family: Option<String>,
+        limit: Option<WindowCheck>,
+    },
+    /// Take back a window admission that a later stage (the global limit) refused.
+    Release { key: String, at_ms: i64 },
     /// A login: a new refresh-token family with its first token.
     Open {
         family: String,
@@ -31,8 +40,17 @@ pub enum SessionRequest {
     },
 }
 
-/// The answer to [`SessionRequest::Authorize`] and [`SessionRequest::Logout`]:
-/// whether the access token was already revoked.
+/// The answer to [`SessionRequest::Authorize`]. A revoked token is not counted
+/// against the window, so `limit` is then absent.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Authorized {
+    pub revoked: bool,
+    pub limit: Option<WindowAnswer>,
+}
+
+/// The answer to [`SessionRequest::Logout`]: whether the access token was already
+/// revoked.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Revocation {

@@ -1,0 +1,59 @@
+//! The global rate limit: a `GlobalLimiter` Durable Object per limited route (and per
+//! shard), consulted only after the user's own limit admitted the request.
+//!
+//! One object serialises every request it sees — about 1,000 a second on Cloudflare.
+//! Past that, `RATE_LIMIT_GLOBAL_SHARDS = N` spreads the route over N objects, each
+//! holding its share of the limit (see ARCHITECTURE.md for what that gives up).
+
+use worker::{
+    durable_object, DurableObject, Env, Headers, Method, Request, RequestInit, Response, Result,
+    State,
+};
+
+use crate::rate_windows::{RateWindows, WindowAnswer, WindowCheck};
+
+/// The Durable Object namespace binding in `wrangler.toml`.
+pub const BINDING: &str = "GLOBAL_LIMITER";
+
+#[durable_object]
+pub struct GlobalLimiter {
+    windows: RateWindows,
+}
+
+impl DurableObject for GlobalLimiter {
+    fn new(state: State, _env: Env) -> Self {
+        Self {
+            windows: RateWindows::new(state.storage().sql()),
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let check: WindowCheck = req.json().await?;
+        let now_ms = i64::try_from(worker::Date::now().as_millis()).unwrap_or(i64::MAX);
+        Response::from_json(&self.windows.check(&check, now_ms)?)
+    }
+}
+
+/// Asks the global window of `check.key` (one shard of it) to admit one request.
+pub async fn check_global(env: &Env, shard: u32, check: &WindowCheck) -> Result<WindowAnswer> {
+    let stub = env
+        .durable_object(BINDING)?
+        .id_from_name(&format!("{}#{shard}", check.key))?
+        .get_stub()?;
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(serde_json::to_string(check)?.into()));
+    let mut response = stub
+        .fetch_with_request(Request::new_with_init("https://global-limiter/", &init)?)
+        .await?;
+    if response.status_code() != 200 {
+        return Err(worker::Error::RustError(format!(
+            "global limiter answered {}",
+            response.status_code()
+        )));
+    }
+    response.json().await
+}

@@ -1,0 +1,179 @@
+//! Rate limits on the limited routes (SPEC §2.3): the user's window first — counted in
+//! the same call to the user's session object as the denylist check — then, only when
+//! the user is admitted, the route's global window. A request the global window refuses
+//! is taken back from the user's window, so a refused request consumes nothing.
+//!
+//! Failure: the user's window fails with the denylist (`DENYLIST_FAIL_MODE`). The global
+//! window fails open, with a warning and a count: it protects capacity, not money, and
+//! the origin's own guard still stands behind it; refusing every payment because one
+//! limiter object is unreachable would turn a limiter fault into an outage.
+
+use std::cell::Cell;
+
+use rules::rate_limit::{limit_header, policy_header, QuotaState, RouteLimit};
+use worker::{Env, Response};
+
+use crate::config::EdgeConfig;
+use crate::error::ApiError;
+use crate::global_limiter::check_global;
+use crate::random;
+use crate::rate_windows::{WindowAnswer, WindowCheck};
+use crate::session::client::UserSessionClient;
+
+thread_local! {
+    /// Requests let through because the global limiter could not answer, this isolate.
+    static GLOBAL_FAIL_OPEN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The quotas a request was admitted under, for its `RateLimit` headers.
+pub struct Admission<'a> {
+    route: Option<&'a RouteLimit>,
+    quotas: Vec<QuotaState>,
+}
+
+/// The user's window check for `route`, to send with the denylist check.
+pub fn user_check(route: &RouteLimit) -> WindowCheck {
+    WindowCheck {
+        key: route.key.clone(),
+        limit: route.user.limit,
+        window_ms: route.user.window_ms,
+    }
+}
+
+/// Applies the global window after the user's window `user` answered (`None`: the
+/// session object could not answer and the denylist mode let the request through).
+pub async fn admit<'a>(
+    env: &Env,
+    config: &EdgeConfig,
+    route: Option<&'a RouteLimit>,
+    user_id: &str,
+    user: Option<WindowAnswer>,
+) -> Result<Admission<'a>, ApiError> {
+    let Some(route) = route else {
+        return Ok(Admission {
+            route: None,
+            quotas: Vec::new(),
+        });
+    };
+    let mut quotas = Vec::with_capacity(2);
+    let user_admitted_at = match user {
+        Some(WindowAnswer::Limited { retry_after_ms }) => {
+            return Err(limited(route, "user", retry_after_ms));
+        }
+        Some(WindowAnswer::Admitted {
+            remaining,
+            reset_ms,
+            at_ms,
+        }) => {
+            quotas.push(QuotaState {
+                name: "user",
+                remaining,
+                reset_ms,
+            });
+            Some(at_ms)
+        }
+        None => None,
+    };
+    let shards = config.global_shards;
+    let shard = u32::from_le_bytes(random::bytes::<4>()?) % shards;
+    let check = WindowCheck {
+        key: route.key.clone(),
+        limit: shard_limit(route.global.limit, shards, shard),
+        window_ms: route.global.window_ms,
+    };
+    match check_global(env, shard, &check).await {
+        Ok(WindowAnswer::Admitted {
+            remaining,
+            reset_ms,
+            ..
+        }) => {
+            quotas.push(QuotaState {
+                name: "global",
+                remaining,
+                reset_ms,
+            });
+        }
+        Ok(WindowAnswer::Limited { retry_after_ms }) => {
+            if let Some(at_ms) = user_admitted_at {
+                if let Err(err) = UserSessionClient::new(env, user_id)
+                    .release(&route.key, at_ms)
+                    .await
+                {
+                    worker::console_warn!("user window admission not released: {err}");
+                }
+            }
+            return Err(limited(route, "global", retry_after_ms));
+        }
+        Err(err) => {
+            let count = GLOBAL_FAIL_OPEN.with(|count| {
+                count.set(count.get() + 1);
+                count.get()
+            });
+            worker::console_warn!(
+                "global limiter unavailable, failing open ({count} in this isolate): {err}"
+            );
+        }
+    }
+    Ok(Admission {
+        route: Some(route),
+        quotas,
+    })
+}
+
+impl Admission<'_> {
+    /// Adds `RateLimit-Policy` and `RateLimit` to a limited route's response.
+    pub fn decorate(&self, response: Response) -> Result<Response, ApiError> {
+        if let Some(route) = self.route {
+            response
+                .headers()
+                .set("ratelimit-policy", &policy_header(route))?;
+            if !self.quotas.is_empty() {
+                response
+                    .headers()
+                    .set("ratelimit", &limit_header(&self.quotas))?;
+            }
+        }
+        Ok(response)
+    }
+}
+
+/// Shard `shard` of `shards` holds its share of `limit`; the shares add up to `limit`.
+fn shard_limit(limit: u32, shards: u32, shard: u32) -> u32 {
+    limit / shards + u32::from(shard < limit % shards)
+}
+
+fn limited(route: &RouteLimit, quota: &'static str, retry_after_ms: i64) -> ApiError {
+    let state = QuotaState {
+        name: quota,
+        remaining: 0,
+        reset_ms: retry_after_ms,
+    };
+    let retry_after = rules::sliding_window::Decision::Limited { retry_after_ms }
+        .retry_after_secs()
+        .unwrap_or(1);
+    ApiError::new(
+        429,
+        "RATE_LIMITED",
+        "too many requests; try again after Retry-After seconds",
+    )
+    .with_header("retry-after", retry_after.to_string())
+    .with_header("ratelimit-policy", policy_header(route))
+    .with_header("ratelimit", limit_header(&[state]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shard_limit;
+
+    #[test]
+    fn shard_shares_add_up_to_the_limit() {
+        for (limit, shards) in [(100, 1), (100, 3), (5, 8), (0, 4), (7, 7)] {
+            let total: u32 = (0..shards)
+                .map(|shard| shard_limit(limit, shards, shard))
+                .sum();
+            assert_eq!(total, limit, "{limit} over {shards}");
+        }
+        assert_eq!(shard_limit(100, 3, 0), 34);
+        assert_eq!(shard_limit(100, 3, 2), 33);
+    }
+}

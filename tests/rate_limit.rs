@@ -1,0 +1,174 @@
+//! End to end: the per-user and global sliding windows on `POST /payments/confirm`,
+//! with their 429s and `RateLimit` headers, through the edge in workerd.
+
+mod support;
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use reqwest::StatusCode;
+use serde_json::json;
+use support::{EdgeSetup, System};
+
+async fn confirm(system: &System, token: &str, order_id: &str) -> reqwest::Response {
+    system
+        .http
+        .post(format!("{}/payments/confirm", system.edge))
+        .bearer_auth(token)
+        .header("idempotency-key", order_id)
+        .json(&json!({ "orderId": order_id, "paymentKey": "pk", "amount": 1000 }))
+        .send()
+        .await
+        .expect("the edge answers")
+}
+
+fn header(response: &reqwest::Response, name: &str) -> String {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_user_past_the_limit_gets_429_with_the_headers_and_passes_again_after_retry_after() {
+    let system = System::start().await;
+    let token = system.token("user-1", 600);
+    let burst = join_all((0..8).map(|i| {
+        let (system, token) = (&system, &token);
+        async move { confirm(system, token, &format!("burst-{i}")).await }
+    }))
+    .await;
+
+    let (passed, refused): (Vec<_>, Vec<_>) = burst
+        .iter()
+        .partition(|r| r.status() == StatusCode::CREATED);
+    assert_eq!((passed.len(), refused.len()), (5, 3));
+    for response in &passed {
+        assert_eq!(
+            header(response, "ratelimit-policy"),
+            r#""user";q=5;w=1, "global";q=100;w=1"#
+        );
+        assert!(
+            header(response, "ratelimit").starts_with(r#""user";r="#),
+            "{}",
+            header(response, "ratelimit")
+        );
+    }
+    let mut retry_after = 0;
+    for response in &refused {
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        retry_after = header(response, "retry-after")
+            .parse::<u64>()
+            .expect("a Retry-After in seconds");
+        assert_eq!(retry_after, 1);
+        assert_eq!(
+            header(response, "ratelimit-policy"),
+            r#""user";q=5;w=1, "global";q=100;w=1"#
+        );
+        assert_eq!(header(response, "ratelimit"), r#""user";r=0;t=1"#);
+    }
+    let body: serde_json::Value = burst
+        .into_iter()
+        .find(|r| r.status() == 429)
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["code"], "RATE_LIMITED");
+
+    let other = system.token("user-2", 600);
+    assert_eq!(
+        confirm(&system, &other, "other-1").await.status(),
+        StatusCode::CREATED
+    );
+
+    // Retry-After is the wait the protocol asks for, not a synchronisation guess.
+    tokio::time::sleep(Duration::from_secs(retry_after)).await;
+    assert_eq!(
+        confirm(&system, &token, "after-wait").await.status(),
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        system.ledger().await["requestCount"],
+        7,
+        "refused confirms never reached the PG"
+    );
+}
+
+#[tokio::test]
+async fn the_global_limit_caps_many_users_together() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![("RATE_LIMIT_GLOBAL", "3/1m".into())],
+        ..EdgeSetup::default()
+    })
+    .await;
+    let tokens: Vec<String> = (0..6)
+        .map(|i| system.token(&format!("user-{i}"), 600))
+        .collect();
+    let answers = join_all(tokens.iter().enumerate().map(|(i, token)| {
+        let system = &system;
+        async move { confirm(system, token, &format!("order-{i}")).await }
+    }))
+    .await;
+    let refused: Vec<_> = answers
+        .iter()
+        .filter(|r| r.status() == StatusCode::TOO_MANY_REQUESTS)
+        .collect();
+    assert_eq!(answers.len() - refused.len(), 3);
+    for response in refused {
+        assert_eq!(
+            header(response, "ratelimit-policy"),
+            r#""user";q=5;w=1, "global";q=3;w=60"#
+        );
+        assert!(header(response, "ratelimit").starts_with(r#""global";r=0;t="#));
+        assert!(header(response, "retry-after")
+            .parse::<u64>()
+            .is_ok_and(|secs| (1..=60).contains(&secs)));
+    }
+    assert_eq!(system.ledger().await["requestCount"], 3);
+}
+
+#[tokio::test]
+async fn a_request_the_global_limit_refuses_does_not_spend_the_users_quota() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![
+            ("RATE_LIMIT_USER", "1/1m".into()),
+            ("RATE_LIMIT_GLOBAL", "1/1m".into()),
+        ],
+        ..EdgeSetup::default()
+    })
+    .await;
+    let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
+    assert_eq!(
+        confirm(&system, &first, "a").await.status(),
+        StatusCode::CREATED
+    );
+    let refused = confirm(&system, &second, "b").await;
+    assert!(header(&refused, "ratelimit").starts_with(r#""global";r=0"#));
+    // user-2's own window must still be empty: its next refusal is again the global one.
+    let again = confirm(&system, &second, "c").await;
+    assert!(
+        header(&again, "ratelimit").starts_with(r#""global";r=0"#),
+        "{}",
+        header(&again, "ratelimit")
+    );
+}
+
+#[tokio::test]
+async fn unlimited_routes_carry_no_rate_limit_headers() {
+    let system = System::start().await;
+    let token = system.token("user-1", 600);
+    for _ in 0..7 {
+        let me = system
+            .http
+            .get(format!("{}/auth/me", system.edge))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(me.status(), StatusCode::OK);
+        assert!(me.headers().get("ratelimit").is_none());
+    }
+}
