@@ -305,11 +305,17 @@ pub fn now_ms() -> i64 {
     i64::try_from(since_epoch.as_millis()).expect("milliseconds fit in i64")
 }
 
-/// The path of a workspace binary; `make test` builds them before the tests run.
+/// The path of a workspace binary: in `E2E_BIN_DIR` when set (the benchmarks use release
+/// builds), else the debug build that `make test` makes before the tests run.
 fn binary(root: &Path, name: &str) -> PathBuf {
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let path = target.join("debug").join(name);
+    let dir = std::env::var_os("E2E_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map_or_else(|| root.join("target"), PathBuf::from);
+            target.join("debug")
+        });
+    let path = root.join(dir).join(name);
     assert!(
         path.exists(),
         "{} is missing: run `make test`, or `cargo build -p origin -p gateway-sim` first",
