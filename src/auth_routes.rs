@@ -14,10 +14,11 @@ use worker::{Env, Method, Request, Response};
 use crate::auth::{revoked, verify_bearer};
 use crate::body::read_body;
 use crate::config::EdgeConfig;
+use crate::durable_call::ObjectUnavailable;
 use crate::error::ApiError;
 use crate::origin::{unavailable, OriginCall};
 use crate::random;
-use crate::session::client::{SessionUnavailable, UserSessionClient};
+use crate::session::client::UserSessionClient;
 use crate::session::protocol::{Revocation, RotateOutcome};
 
 const MAX_USER_ID_LEN: usize = 128;
@@ -218,7 +219,7 @@ fn refresh_invalid() -> ApiError {
     )
 }
 
-fn session_unavailable(err: SessionUnavailable) -> ApiError {
+fn session_unavailable(err: ObjectUnavailable) -> ApiError {
     worker::console_error!("{err}");
     ApiError::new(
         503,

@@ -3,6 +3,7 @@
 //! variable and what was expected.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::rc::Rc;
 use std::str::FromStr;
 
@@ -41,6 +42,12 @@ pub struct EdgeConfig {
     pub rate_limits: RateLimits,
     /// `RATE_LIMIT_GLOBAL_SHARDS`: objects each global limit is spread over (1).
     pub global_shards: u32,
+    /// `QUEUE_ADMIT_LIMIT`: how many at the head of a queue are admitted (100).
+    pub queue_admit_limit: u32,
+    /// `QUEUE_PASS_TTL_SECONDS`: how long an admission pass lives (600).
+    pub queue_pass_ttl_secs: i64,
+    /// `GATED_EVENTS`: event ids whose confirms need a pass (none).
+    pub gated_events: HashSet<String>,
     /// Base URL of the origin, without a trailing slash (`ORIGIN_URL`).
     pub origin_url: String,
     /// HMAC key shared with the origin (`ORIGIN_SIGNING_SECRET`).
@@ -135,6 +142,16 @@ impl EdgeConfig {
             refresh_ttl_secs: vars.number("REFRESH_TOKEN_TTL_SECONDS", 1_209_600, |s| *s > 0)?,
             denylist_fail_mode,
             rate_limits,
+            queue_admit_limit: vars.number("QUEUE_ADMIT_LIMIT", 100, |_| true)?,
+            queue_pass_ttl_secs: vars.number("QUEUE_PASS_TTL_SECONDS", 600, |s| *s > 0)?,
+            gated_events: vars
+                .get("GATED_EVENTS")
+                .unwrap_or_default()
+                .split(',')
+                .map(str::trim)
+                .filter(|event| !event.is_empty())
+                .map(str::to_owned)
+                .collect(),
             global_shards: vars.number("RATE_LIMIT_GLOBAL_SHARDS", 1, |n| (1..=64).contains(n))?,
             origin_url: origin_url.trim_end_matches('/').to_owned(),
             origin_secret: origin_secret.into_bytes(),

@@ -5,11 +5,9 @@
 //! Past that, `RATE_LIMIT_GLOBAL_SHARDS = N` spreads the route over N objects, each
 //! holding its share of the limit (see ARCHITECTURE.md for what that gives up).
 
-use worker::{
-    durable_object, DurableObject, Env, Headers, Method, Request, RequestInit, Response, Result,
-    State,
-};
+use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
+use crate::durable_call::{answer, call_object, ObjectUnavailable};
 use crate::rate_windows::{RateWindows, WindowAnswer, WindowCheck};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
@@ -35,25 +33,11 @@ impl DurableObject for GlobalLimiter {
 }
 
 /// Asks the global window of `check.key` (one shard of it) to admit one request.
-pub async fn check_global(env: &Env, shard: u32, check: &WindowCheck) -> Result<WindowAnswer> {
-    let stub = env
-        .durable_object(BINDING)?
-        .id_from_name(&format!("{}#{shard}", check.key))?
-        .get_stub()?;
-    let headers = Headers::new();
-    headers.set("content-type", "application/json")?;
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        .with_body(Some(serde_json::to_string(check)?.into()));
-    let mut response = stub
-        .fetch_with_request(Request::new_with_init("https://global-limiter/", &init)?)
-        .await?;
-    if response.status_code() != 200 {
-        return Err(worker::Error::RustError(format!(
-            "global limiter answered {}",
-            response.status_code()
-        )));
-    }
-    response.json().await
+pub async fn check_global(
+    env: &Env,
+    shard: u32,
+    check: &WindowCheck,
+) -> Result<WindowAnswer, ObjectUnavailable> {
+    let name = format!("{}#{shard}", check.key);
+    answer(call_object(env, BINDING, &name, check).await?, BINDING).await
 }

@@ -14,8 +14,11 @@
 //! - [`rate_limit`] — the user's window, then the global one, and the RateLimit headers.
 //! - [`rate_windows`] — sliding windows kept by a Durable Object (SQLite-backed).
 //! - [`global_limiter`] — the `GlobalLimiter` Durable Object, one per route and shard.
-//! - [`payments`] — confirm and read-back, forwarded to the origin.
+//! - [`queue`] — the `WaitingRoom` Durable Object: one first-come line per event.
+//! - [`queue_routes`] — enter, status, leave, and the waiting-room page.
+//! - [`payments`] — confirm (with the queue-pass gate) and read-back, forwarded.
 //! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
+//! - [`durable_call`] — one JSON call from the Worker to a Durable Object.
 //! - [`body`] — request bodies, read with a bound.
 //! - [`random`] — random bytes and ids from the runtime's CSPRNG.
 //! - [`error`] — the one mapping from a refusal to an HTTP response.
@@ -24,10 +27,13 @@ pub mod auth;
 pub mod auth_routes;
 pub mod body;
 pub mod config;
+pub mod durable_call;
 pub mod error;
 pub mod global_limiter;
 pub mod origin;
 pub mod payments;
+pub mod queue;
+pub mod queue_routes;
 pub mod random;
 pub mod rate_limit;
 pub mod rate_windows;
@@ -35,6 +41,7 @@ pub mod routes;
 pub mod session;
 
 pub use global_limiter::GlobalLimiter;
+pub use queue::object::WaitingRoom;
 pub use session::object::UserSession;
 
 use worker::{event, Context, Env, Request, Response};

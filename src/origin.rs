@@ -28,8 +28,13 @@ impl OriginCall<'_> {
     /// Signs and sends the call, and passes the origin's status, body and meaningful
     /// headers back unchanged.
     pub async fn forward(self, config: &EdgeConfig, now_ms: i64) -> Result<Response, ApiError> {
-        let mut answer = self.send(config, now_ms).await?;
-        pass_back(&mut answer).await
+        self.answer(config, now_ms).await?.into_response()
+    }
+
+    /// Signs and sends the call, and reads the origin's whole answer.
+    pub async fn answer(self, config: &EdgeConfig, now_ms: i64) -> Result<OriginAnswer, ApiError> {
+        let mut raw = self.send(config, now_ms).await?;
+        OriginAnswer::read(&mut raw).await
     }
 
     /// Signs the call at `now_ms`, sends it, and returns the origin's raw answer.
@@ -87,20 +92,42 @@ impl OriginCall<'_> {
     }
 }
 
-async fn pass_back(answer: &mut Response) -> Result<Response, ApiError> {
-    let bytes = answer.bytes().await.map_err(|err| {
-        worker::console_error!("origin answer unreadable: {err}");
-        unavailable()
-    })?;
-    let headers = Headers::new();
-    for name in PASSED_BACK_HEADERS {
-        if let Some(value) = answer.headers().get(name)? {
-            headers.set(name, &value)?;
+/// The origin's answer, read: what the client will get back unchanged.
+pub struct OriginAnswer {
+    pub status: u16,
+    pub body: Vec<u8>,
+    headers: Vec<(&'static str, String)>,
+}
+
+impl OriginAnswer {
+    async fn read(raw: &mut Response) -> Result<Self, ApiError> {
+        let body = raw.bytes().await.map_err(|err| {
+            worker::console_error!("origin answer unreadable: {err}");
+            unavailable()
+        })?;
+        let mut headers = Vec::new();
+        for name in PASSED_BACK_HEADERS {
+            if let Some(value) = raw.headers().get(name)? {
+                headers.push((name, value));
+            }
         }
+        Ok(Self {
+            status: raw.status_code(),
+            body,
+            headers,
+        })
     }
-    Ok(Response::from_bytes(bytes)?
-        .with_status(answer.status_code())
-        .with_headers(headers))
+
+    /// The status, body and meaningful headers, unchanged.
+    pub fn into_response(self) -> Result<Response, ApiError> {
+        let headers = Headers::new();
+        for (name, value) in &self.headers {
+            headers.set(name, value)?;
+        }
+        Ok(Response::from_bytes(self.body)?
+            .with_status(self.status)
+            .with_headers(headers))
+    }
 }
 
 pub fn unavailable() -> ApiError {

@@ -9,6 +9,7 @@ use crate::auth_routes;
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::payments;
+use crate::queue_routes;
 use crate::rate_limit::{admit, user_check};
 
 /// Answers one request. Every refusal becomes a JSON error body here.
@@ -24,6 +25,9 @@ enum Authenticated<'p> {
     Me,
     Confirm,
     Payment(&'p str),
+    QueueEnter(&'p str),
+    QueueStatus(&'p str),
+    QueueLeave(&'p str),
 }
 
 async fn route(req: Request, env: &Env) -> Result<Response, ApiError> {
@@ -51,9 +55,21 @@ async fn route(req: Request, env: &Env) -> Result<Response, ApiError> {
         (Method::Get, ["auth", "me"]) => Authenticated::Me,
         (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm,
         (Method::Get, ["payments", order_id]) => Authenticated::Payment(order_id),
-        (_, ["healthz"] | ["auth", "login" | "refresh" | "logout" | "me"] | ["payments", _]) => {
-            return Err(ApiError::method_not_allowed())
+        (Method::Post, ["queue", event_id, "enter"]) => Authenticated::QueueEnter(event_id),
+        (Method::Get, ["queue", event_id, "status"]) => Authenticated::QueueStatus(event_id),
+        (Method::Post, ["queue", event_id, "leave"]) => Authenticated::QueueLeave(event_id),
+        (Method::Get, ["queue", event_id]) if wants_html(&req)? => {
+            return queue_routes::page(event_id)
         }
+        (Method::Get, ["queue", event_id]) => Authenticated::QueueStatus(event_id),
+        (
+            _,
+            ["healthz"]
+            | ["auth", "login" | "refresh" | "logout" | "me"]
+            | ["payments", _]
+            | ["queue", _]
+            | ["queue", _, "enter" | "status" | "leave"],
+        ) => return Err(ApiError::method_not_allowed()),
         _ => return Err(ApiError::not_found()),
     };
 
@@ -62,10 +78,27 @@ async fn route(req: Request, env: &Env) -> Result<Response, ApiError> {
     let admission = admit(env, &config, limit, &caller.claims.sub, caller.window).await?;
     let response = match authenticated {
         Authenticated::Me => auth_routes::me(&caller.claims),
-        Authenticated::Confirm => payments::confirm(req, &config, &caller.claims, now_ms).await,
+        Authenticated::Confirm => {
+            payments::confirm(req, env, &config, &caller.claims, now_ms).await
+        }
+        Authenticated::QueueEnter(event_id) => {
+            queue_routes::enter(env, event_id, &caller.claims).await
+        }
+        Authenticated::QueueStatus(event_id) => {
+            queue_routes::status(env, event_id, &caller.claims).await
+        }
+        Authenticated::QueueLeave(event_id) => {
+            queue_routes::leave(env, event_id, &caller.claims).await
+        }
         Authenticated::Payment(order_id) => {
             payments::get(order_id, &config, &caller.claims, now_ms).await
         }
     }?;
     admission.decorate(response)
+}
+
+/// Whether the client asked for the page rather than JSON.
+fn wants_html(req: &Request) -> Result<bool, ApiError> {
+    let accept = req.headers().get("accept")?.unwrap_or_default();
+    Ok(accept.contains("text/html") && !accept.starts_with("application/json"))
 }

@@ -98,6 +98,11 @@ pub fn check_order_id(value: &str) -> Result<(), InvalidConfirm> {
     check_id("orderId", value)
 }
 
+/// Checks an event id taken from a URL path.
+pub fn check_event_id(value: &str) -> Result<(), InvalidConfirm> {
+    check_id("eventId", value)
+}
+
 /// Checks the `Idempotency-Key` header of a confirm: present, 1 to 255 visible
 /// ASCII characters.
 pub fn check_idempotency_key(key: Option<&str>) -> Result<&str, InvalidConfirm> {

@@ -8,6 +8,7 @@
 //! - [`signing`] — the canonical string and HMAC signature of edge → origin requests.
 //! - [`confirm`] — the payment confirm request: parsing and validation of outside input.
 //! - [`credentials`] — the login request: username and password, validated.
+//! - [`queue`] — the first-come queue of one event, with admission passes.
 //! - [`rate_limit`] — which routes are limited, the rates, and the RateLimit headers.
 //! - [`refresh`] — refresh tokens: format, stored hash, single use with reuse detection.
 //! - [`sliding_window`] — the exact sliding-window rate limit.
@@ -15,6 +16,7 @@
 
 pub mod confirm;
 pub mod credentials;
+pub mod queue;
 pub mod rate_limit;
 pub mod refresh;
 pub mod signing;

@@ -1,0 +1,108 @@
+//! The event queue at the sizes of a drop: 10^5 and 10^6 people in line, 100 admitted.
+//!
+//! Each operation should cost O(log n), so going from 10^5 to 10^6 should add a small
+//! constant factor (cache misses of a ten-times larger index), not ten times the time.
+//! - `enter` — a new user joins at the back (the time of a batch of new users entering,
+//!   who then leave untimed, so the line keeps its size);
+//! - `position` — a poll by someone in the middle part of the line (1,024 users spread
+//!   over it, in turn, so the index is not all in cache);
+//! - `leave + re-enter` — one of those users leaves and enters again at the back;
+//! - `restore` — the cold-start rebuild of 10^5 stored entries, given in storage order.
+//!
+//! Run: `cargo bench -p rules --bench queue`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use rules::queue::{EventQueue, QueueConfig, StoredEntry};
+
+const CONFIG: QueueConfig = QueueConfig {
+    admit_limit: 100,
+    pass_ttl_ms: 600_000,
+};
+const NOW: i64 = 1_000;
+const BATCH: u64 = 1_000;
+
+/// `size` entries as storage holds them: the first 100 with passes, keyed by user name
+/// (so not in sequence order).
+fn stored(size: u64) -> Vec<StoredEntry> {
+    let mut entries: Vec<StoredEntry> = (0..size)
+        .map(|seq| StoredEntry {
+            seq,
+            user: format!("user-{seq}"),
+            pass_expires_at: (seq < u64::from(CONFIG.admit_limit))
+                .then_some(NOW + CONFIG.pass_ttl_ms),
+        })
+        .collect();
+    entries.sort_unstable_by(|a, b| a.user.cmp(&b.user));
+    entries
+}
+
+/// 1,024 users spread over the middle half of a line of `size`.
+fn middle(size: u64) -> Vec<String> {
+    (0..1024u64)
+        .map(|i| format!("user-{}", size / 4 + i * (size / 2) / 1024))
+        .collect()
+}
+
+fn operations(c: &mut Criterion) {
+    let mut group = c.benchmark_group("queue");
+    for size in [100_000u64, 1_000_000] {
+        let mut queue = EventQueue::restore(CONFIG, stored(size), size);
+        let polled = middle(size);
+
+        let mut fresh = 0u64;
+        group.bench_function(BenchmarkId::new("enter", size), |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                let mut done = 0;
+                while done < iters {
+                    let batch: Vec<String> = (0..BATCH.min(iters - done))
+                        .map(|i| format!("new-{}", fresh + i))
+                        .collect();
+                    let start = Instant::now();
+                    for user in &batch {
+                        black_box(queue.enter(user, NOW));
+                    }
+                    timed += start.elapsed();
+                    for user in &batch {
+                        queue.leave(user, NOW);
+                    }
+                    fresh += batch.len() as u64;
+                    done += batch.len() as u64;
+                }
+                timed
+            })
+        });
+
+        let mut turn = 0;
+        group.bench_function(BenchmarkId::new("position", size), |b| {
+            b.iter(|| {
+                turn = (turn + 1) % polled.len();
+                black_box(queue.status(&polled[turn], NOW))
+            })
+        });
+
+        group.bench_function(BenchmarkId::new("leave + re-enter", size), |b| {
+            b.iter(|| {
+                turn = (turn + 1) % polled.len();
+                black_box(queue.leave(&polled[turn], NOW));
+                black_box(queue.enter(&polled[turn], NOW))
+            })
+        });
+    }
+
+    let entries = stored(100_000);
+    group.bench_function(BenchmarkId::new("restore", 100_000), |b| {
+        b.iter_batched(
+            || entries.clone(),
+            |entries| EventQueue::restore(CONFIG, entries, 100_000),
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, operations);
+criterion_main!(benches);

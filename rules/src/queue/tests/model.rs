@@ -1,0 +1,199 @@
+//! The queue against a naive model of the spec, and against its own restored copy.
+//!
+//! The model keeps the line as a plain list and states the pass rule as an invariant:
+//! after every step, each of the first `admit_limit` holds a pass, issued now if it
+//! had none. The queue gets there in O(log n) by knowing who can have moved up; both
+//! must answer every step alike, changes included.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::super::*;
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Enter(usize),
+    Poll(usize),
+    Leave(usize),
+    Expire,
+}
+
+type Answer = (Option<Ticket>, Vec<Change>);
+
+struct Model {
+    config: QueueConfig,
+    next_seq: u64,
+    /// `(user, seq, pass)` in line order.
+    line: Vec<(String, u64, Option<i64>)>,
+}
+
+impl Model {
+    fn apply(&mut self, op: Op, now: i64) -> Answer {
+        let mut changes = Vec::new();
+        let asked = match op {
+            Op::Enter(user) | Op::Poll(user) => Some(name(user)),
+            Op::Leave(_) | Op::Expire => None,
+        };
+        match op {
+            Op::Enter(user) if !self.line.iter().any(|(u, ..)| *u == name(user)) => {
+                changes.push(Change::Entered {
+                    user: name(user),
+                    seq: self.next_seq,
+                });
+                self.line.push((name(user), self.next_seq, None));
+                self.next_seq += 1;
+            }
+            Op::Leave(user) => {
+                if let Some(at) = self.line.iter().position(|(u, ..)| *u == name(user)) {
+                    self.line.remove(at);
+                    changes.push(Change::Removed { user: name(user) });
+                }
+            }
+            Op::Expire => {
+                let mut expired: Vec<(i64, u64, String)> = self
+                    .line
+                    .iter()
+                    .filter_map(|(u, seq, pass)| {
+                        pass.filter(|at| *at <= now).map(|at| (at, *seq, u.clone()))
+                    })
+                    .collect();
+                expired.sort();
+                self.line
+                    .retain(|(_, _, pass)| !pass.is_some_and(|at| at <= now));
+                changes.extend(
+                    expired
+                        .into_iter()
+                        .map(|(_, _, user)| Change::Removed { user }),
+                );
+            }
+            Op::Enter(_) | Op::Poll(_) => {}
+        }
+        let limit = self.config.admit_limit as usize;
+        for (user, _, pass) in self.line.iter_mut().take(limit) {
+            if pass.is_none() {
+                let expires_at = now + self.config.pass_ttl_ms;
+                *pass = Some(expires_at);
+                changes.push(Change::PassIssued {
+                    user: user.clone(),
+                    expires_at,
+                });
+            }
+        }
+        let ticket = asked.and_then(|user| {
+            let at = self.line.iter().position(|(u, ..)| *u == user)?;
+            let (_, seq, pass) = &self.line[at];
+            let position = at as u64 + 1;
+            Some(Ticket {
+                seq: *seq,
+                position,
+                admitted: position <= limit as u64,
+                pass_expires_at: *pass,
+            })
+        });
+        (ticket, changes)
+    }
+}
+
+fn name(user: usize) -> String {
+    format!("u{user}")
+}
+
+fn apply(queue: &mut EventQueue, op: Op, now: i64) -> Answer {
+    match op {
+        Op::Enter(user) => {
+            let (ticket, changes) = queue.enter(&name(user), now);
+            (Some(ticket), changes)
+        }
+        Op::Poll(user) => queue
+            .status(&name(user), now)
+            .map_or((None, Vec::new()), |(t, c)| (Some(t), c)),
+        Op::Leave(user) => (None, queue.leave(&name(user), now)),
+        Op::Expire => (None, queue.expire(now)),
+    }
+}
+
+/// Applies changes to a store, as the Durable Object shell persists them.
+fn persist(store: &mut BTreeMap<String, StoredEntry>, changes: &[Change]) {
+    for change in changes {
+        match change {
+            Change::Entered { user, seq } => {
+                let entry = StoredEntry {
+                    seq: *seq,
+                    user: user.clone(),
+                    pass_expires_at: None,
+                };
+                store.insert(user.clone(), entry);
+            }
+            Change::PassIssued { user, expires_at } => {
+                if let Some(entry) = store.get_mut(user) {
+                    entry.pass_expires_at = Some(*expires_at);
+                }
+            }
+            Change::Removed { user } => {
+                store.remove(user);
+            }
+        }
+    }
+}
+
+const USERS: usize = 8;
+
+fn config() -> impl Strategy<Value = QueueConfig> {
+    (0u32..5, 1i64..150).prop_map(|(admit_limit, pass_ttl_ms)| QueueConfig {
+        admit_limit,
+        pass_ttl_ms,
+    })
+}
+
+/// Operations, each after a pause of 0–39 ms.
+fn script() -> impl Strategy<Value = Vec<(Op, i64)>> {
+    let op = prop_oneof![
+        3 => (0..USERS).prop_map(Op::Enter),
+        2 => (0..USERS).prop_map(Op::Poll),
+        2 => (0..USERS).prop_map(Op::Leave),
+        1 => Just(Op::Expire),
+    ];
+    prop::collection::vec((op, 0i64..40), 0..300)
+}
+
+proptest! {
+    #[test]
+    fn the_queue_answers_every_step_as_the_naive_model(config in config(), script in script()) {
+        let mut queue = EventQueue::new(config);
+        let mut model = Model { config, next_seq: 0, line: Vec::new() };
+        let mut now = 0;
+        for (step, (op, pause)) in script.into_iter().enumerate() {
+            now += pause;
+            prop_assert_eq!(apply(&mut queue, op, now), model.apply(op, now), "step {}: {:?} at {}", step, op, now);
+            prop_assert_eq!(queue.len(), model.line.len());
+        }
+    }
+
+    #[test]
+    fn a_queue_restored_from_its_changes_answers_as_the_original(
+        config in config(),
+        script in script(),
+        split in 0usize..300,
+    ) {
+        let mut original = EventQueue::new(config);
+        let mut store = BTreeMap::new();
+        let split = split.min(script.len());
+        let mut now = 0;
+        for (op, pause) in &script[..split] {
+            now += pause;
+            persist(&mut store, &apply(&mut original, *op, now).1);
+        }
+        let entries: Vec<StoredEntry> = store.into_values().rev().collect();
+        let mut restored = EventQueue::restore(config, entries, original.next_seq());
+        prop_assert_eq!(restored.len(), original.len());
+        prop_assert_eq!(restored.next_pass_expiry(), original.next_pass_expiry());
+        for user in 0..USERS {
+            prop_assert_eq!(apply(&mut restored, Op::Poll(user), now), apply(&mut original, Op::Poll(user), now));
+        }
+        for (op, pause) in &script[split..] {
+            now += pause;
+            prop_assert_eq!(apply(&mut restored, *op, now), apply(&mut original, *op, now), "{:?} at {}", op, now);
+        }
+    }
+}

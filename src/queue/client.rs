@@ -1,0 +1,74 @@
+//! The Worker's side of an event's waiting room.
+
+use super::protocol::{PassCheck, Placement, RoomRequest};
+use crate::durable_call::{answer, call_object, ObjectUnavailable};
+
+/// The Durable Object namespace binding in `wrangler.toml`.
+pub const BINDING: &str = "WAITING_ROOMS";
+
+/// The waiting room of one event, on behalf of one user.
+pub struct WaitingRoomClient<'a> {
+    env: &'a worker::Env,
+    event_id: &'a str,
+    user: &'a str,
+}
+
+impl<'a> WaitingRoomClient<'a> {
+    pub fn new(env: &'a worker::Env, event_id: &'a str, user: &'a str) -> Self {
+        Self {
+            env,
+            event_id,
+            user,
+        }
+    }
+
+    pub async fn enter(&self) -> Result<Placement, ObjectUnavailable> {
+        let response = self
+            .send(RoomRequest::Enter {
+                user: self.user.to_owned(),
+            })
+            .await?;
+        answer(response, BINDING).await
+    }
+
+    /// `None` when the user is not in the line.
+    pub async fn status(&self) -> Result<Option<Placement>, ObjectUnavailable> {
+        let request = RoomRequest::Status {
+            user: self.user.to_owned(),
+        };
+        match call_object(self.env, BINDING, self.event_id, &request).await {
+            Ok(response) => answer(response, BINDING).await.map(Some),
+            Err(err) if err.cause == "answered 404" => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    pub async fn leave(&self) -> Result<(), ObjectUnavailable> {
+        self.send(RoomRequest::Leave {
+            user: self.user.to_owned(),
+        })
+        .await
+        .map(drop)
+    }
+
+    pub async fn has_pass(&self) -> Result<bool, ObjectUnavailable> {
+        let response = self
+            .send(RoomRequest::HasPass {
+                user: self.user.to_owned(),
+            })
+            .await?;
+        Ok(answer::<PassCheck>(response, BINDING).await?.live)
+    }
+
+    pub async fn consume(&self) -> Result<(), ObjectUnavailable> {
+        self.send(RoomRequest::Consume {
+            user: self.user.to_owned(),
+        })
+        .await
+        .map(drop)
+    }
+
+    async fn send(&self, request: RoomRequest) -> Result<worker::Response, ObjectUnavailable> {
+        call_object(self.env, BINDING, self.event_id, &request).await
+    }
+}

@@ -1,0 +1,242 @@
+//! The `WaitingRoom` Durable Object (class name in `wrangler.toml`): one per event.
+//!
+//! SQLite is the truth: every change the queue rules report is written before the
+//! answer leaves. The in-memory index (`rules::queue::EventQueue`, order statistics in
+//! O(log n)) is rebuilt from the table when the object starts, so a poll never scans
+//! the line. An alarm set at the earliest pass expiry removes users whose pass ran out
+//! unused and admits the next — whether or not anyone polls.
+
+use std::cell::RefCell;
+
+use rules::queue::eta::{eta_seconds, poll_after_seconds, AdmissionRate};
+use rules::queue::{Change, EventQueue, QueueConfig, StoredEntry, Ticket};
+use serde::Deserialize;
+use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
+
+use super::protocol::{PassCheck, Placement, RoomRequest};
+use crate::config::EdgeConfig;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS entries (
+    seq             INTEGER PRIMARY KEY,
+    user            TEXT    NOT NULL UNIQUE,
+    pass_expires_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS counter (
+    id       INTEGER PRIMARY KEY CHECK (id = 0),
+    next_seq INTEGER NOT NULL
+);
+";
+
+#[durable_object]
+pub struct WaitingRoom {
+    state: State,
+    env: Env,
+    sql: SqlStorage,
+    /// Built from storage on the first call after the object starts.
+    line: RefCell<Option<EventQueue>>,
+    rate: RefCell<AdmissionRate>,
+}
+
+#[derive(Deserialize)]
+struct EntryRow {
+    seq: i64,
+    user: String,
+    pass_expires_at: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct CounterRow {
+    next_seq: i64,
+}
+
+impl DurableObject for WaitingRoom {
+    fn new(state: State, env: Env) -> Self {
+        let sql = state.storage().sql();
+        if let Err(err) = sql.exec(SCHEMA, None) {
+            worker::console_error!("waiting room schema: {err}");
+        }
+        Self {
+            state,
+            env,
+            sql,
+            line: RefCell::new(None),
+            rate: RefCell::new(AdmissionRate::new()),
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let request: RoomRequest = req.json().await?;
+        let now = now_ms();
+        let config = self.config()?;
+        let (response, changes) = {
+            let mut guard = self.line.borrow_mut();
+            let line = match guard.as_mut() {
+                Some(line) => line,
+                None => guard.insert(self.restore(config)?),
+            };
+            // Passes that ran out are gone before anyone is answered, even if the alarm
+            // has not fired yet.
+            let mut changes = line.expire(now);
+            let (response, more) = match request {
+                RoomRequest::Enter { user } => {
+                    let (ticket, changes) = line.enter(&user, now);
+                    (
+                        Response::from_json(&self.placement(&ticket, config)),
+                        changes,
+                    )
+                }
+                RoomRequest::Status { user } => match line.status(&user, now) {
+                    Some((ticket, changes)) => (
+                        Response::from_json(&self.placement(&ticket, config)),
+                        changes,
+                    ),
+                    None => (not_in_queue(), Vec::new()),
+                },
+                RoomRequest::Leave { user } | RoomRequest::Consume { user } => (
+                    Response::empty().map(|r| r.with_status(204)),
+                    line.leave(&user, now),
+                ),
+                RoomRequest::HasPass { user } => (
+                    Response::from_json(&PassCheck {
+                        live: line.has_live_pass(&user, now),
+                    }),
+                    Vec::new(),
+                ),
+            };
+            changes.extend(more);
+            (response, changes)
+        };
+        self.persist(&changes, now).await?;
+        response
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let now = now_ms();
+        let config = self.config()?;
+        let changes = {
+            let mut guard = self.line.borrow_mut();
+            let line = match guard.as_mut() {
+                Some(line) => line,
+                None => guard.insert(self.restore(config)?),
+            };
+            line.expire(now)
+        };
+        self.persist(&changes, now).await?;
+        Response::empty()
+    }
+}
+
+impl WaitingRoom {
+    fn config(&self) -> Result<QueueConfig> {
+        let config =
+            EdgeConfig::of(&self.env).map_err(|err| worker::Error::RustError(err.to_string()))?;
+        Ok(QueueConfig {
+            admit_limit: config.queue_admit_limit,
+            pass_ttl_ms: config.queue_pass_ttl_secs * 1000,
+        })
+    }
+
+    fn restore(&self, config: QueueConfig) -> Result<EventQueue> {
+        let rows: Vec<EntryRow> = self
+            .sql
+            .exec("SELECT seq, user, pass_expires_at FROM entries", None)?
+            .to_array()?;
+        let counter: Vec<CounterRow> = self
+            .sql
+            .exec("SELECT next_seq FROM counter WHERE id = 0", None)?
+            .to_array()?;
+        let next_seq = counter
+            .first()
+            .map_or(0, |row| row.next_seq.max(0).unsigned_abs());
+        let entries = rows
+            .into_iter()
+            .map(|row| StoredEntry {
+                seq: row.seq.max(0).unsigned_abs(),
+                user: row.user,
+                pass_expires_at: row.pass_expires_at,
+            })
+            .collect();
+        Ok(EventQueue::restore(config, entries, next_seq))
+    }
+
+    fn placement(&self, ticket: &Ticket, config: QueueConfig) -> Placement {
+        Placement {
+            position: ticket.position,
+            admitted: ticket.admitted,
+            pass_expires_at: ticket.pass_expires_at,
+            eta_seconds: eta_seconds(
+                ticket.position,
+                config.admit_limit,
+                self.rate.borrow().per_second(),
+            ),
+            poll_after_seconds: poll_after_seconds(
+                ticket.position,
+                config.admit_limit,
+                ticket.admitted,
+            ),
+        }
+    }
+
+    /// Writes `changes` in order, feeds the admission rate, and keeps the alarm at the
+    /// earliest pass expiry.
+    async fn persist(&self, changes: &[Change], now: i64) -> Result<()> {
+        let mut freed_slots = 0;
+        for change in changes {
+            match change {
+                Change::Entered { user, seq } => {
+                    let seq = i64::try_from(*seq)
+                        .map_err(|err| worker::Error::RustError(err.to_string()))?;
+                    self.sql.exec(
+                        "INSERT INTO entries (seq, user) VALUES (?, ?)",
+                        vec![seq.into(), user.as_str().into()],
+                    )?;
+                    self.sql.exec(
+                        "INSERT INTO counter (id, next_seq) VALUES (0, ?) \
+                         ON CONFLICT (id) DO UPDATE SET next_seq = excluded.next_seq",
+                        vec![(seq + 1).into()],
+                    )?;
+                }
+                Change::PassIssued { user, expires_at } => {
+                    self.sql.exec(
+                        "UPDATE entries SET pass_expires_at = ? WHERE user = ?",
+                        vec![(*expires_at).into(), user.as_str().into()],
+                    )?;
+                    freed_slots += 1;
+                }
+                Change::Removed { user } => {
+                    self.sql.exec(
+                        "DELETE FROM entries WHERE user = ?",
+                        vec![user.as_str().into()],
+                    )?;
+                }
+            }
+        }
+        if changes.iter().any(|c| matches!(c, Change::Removed { .. })) && freed_slots > 0 {
+            self.rate.borrow_mut().record(now, freed_slots);
+        }
+        let next = self
+            .line
+            .borrow()
+            .as_ref()
+            .and_then(EventQueue::next_pass_expiry);
+        if let Some(at) = next {
+            let storage = self.state.storage();
+            match storage.get_alarm().await? {
+                Some(current) if current <= at => {}
+                _ => storage.set_alarm(at).await?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn not_in_queue() -> Result<Response> {
+    let body =
+        serde_json::json!({ "code": "NOT_IN_QUEUE", "message": "you are not in this queue" });
+    Ok(Response::from_json(&body)?.with_status(404))
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(worker::Date::now().as_millis()).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,51 @@
+//! What the Worker asks an event's waiting room, and what it answers.
+
+use serde::{Deserialize, Serialize};
+
+/// A call to a waiting room, on behalf of one user.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum RoomRequest {
+    /// Join the line (idempotent): answers the user's `QueueStatus`.
+    Enter { user: String },
+    /// The user's `QueueStatus`, or 404 when they are not in the line.
+    Status { user: String },
+    /// Leave the line; everyone behind moves up.
+    Leave { user: String },
+    /// Does the user hold a live admission pass? (The payment gate.)
+    HasPass { user: String },
+    /// A payment succeeded: the pass is used up and the user leaves the line.
+    Consume { user: String },
+}
+
+/// Where a user stands in a room: `QueueStatus` of API.md without the event id, which
+/// the Worker adds (a room does not know its own name).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Placement {
+    /// People ahead + 1.
+    pub position: u64,
+    pub admitted: bool,
+    /// Epoch milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_expires_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta_seconds: Option<u64>,
+    pub poll_after_seconds: u64,
+}
+
+/// The answer to [`RoomRequest::HasPass`].
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassCheck {
+    pub live: bool,
+}
+
+/// `QueueStatus` of API.md.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueStatus<'a> {
+    pub event_id: &'a str,
+    #[serde(flatten)]
+    pub placement: Placement,
+}

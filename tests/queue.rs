@@ -1,0 +1,266 @@
+//! End to end: the first-come queue of an event in its Durable Object, the admission
+//! pass and its expiry, the payment gate, and the waiting-room page.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use support::{EdgeSetup, System};
+
+async fn start(vars: &[(&'static str, &str)]) -> System {
+    let vars = vars
+        .iter()
+        .map(|(name, value)| (*name, (*value).to_owned()))
+        .collect();
+    System::start_with(EdgeSetup {
+        vars,
+        ..EdgeSetup::default()
+    })
+    .await
+}
+
+async fn queue_call(
+    system: &System,
+    token: &str,
+    method: reqwest::Method,
+    path: &str,
+) -> reqwest::Response {
+    system
+        .http
+        .request(method, format!("{}/queue/{path}", system.edge))
+        .bearer_auth(token)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("the edge answers")
+}
+
+async fn enter(system: &System, token: &str, event: &str) -> Value {
+    let response = queue_call(
+        system,
+        token,
+        reqwest::Method::POST,
+        &format!("{event}/enter"),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+async fn status(system: &System, token: &str, event: &str) -> reqwest::Response {
+    queue_call(
+        system,
+        token,
+        reqwest::Method::GET,
+        &format!("{event}/status"),
+    )
+    .await
+}
+
+async fn leave(system: &System, token: &str, event: &str) {
+    let response = queue_call(
+        system,
+        token,
+        reqwest::Method::POST,
+        &format!("{event}/leave"),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+}
+
+async fn confirm(
+    system: &System,
+    token: &str,
+    order_id: &str,
+    event: Option<&str>,
+) -> reqwest::Response {
+    let mut body = json!({ "orderId": order_id, "paymentKey": "pk", "amount": 1000 });
+    if let Some(event) = event {
+        body["eventId"] = json!(event);
+    }
+    system
+        .http
+        .post(format!("{}/payments/confirm", system.edge))
+        .bearer_auth(token)
+        .header("idempotency-key", order_id)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn two_hundred_concurrent_entrants_get_exactly_positions_one_to_two_hundred() {
+    let system = start(&[("RATE_LIMIT_GLOBAL", "1000/1s")]).await;
+    let tokens: Vec<String> = (0..200)
+        .map(|i| system.token(&format!("fan-{i}"), 600))
+        .collect();
+    let placed = join_all(tokens.iter().map(|token| enter(&system, token, "drop-1"))).await;
+    let mut positions: Vec<u64> = placed
+        .iter()
+        .map(|s| s["position"].as_u64().unwrap())
+        .collect();
+    positions.sort_unstable();
+    assert_eq!(positions, (1..=200).collect::<Vec<_>>());
+    for status in &placed {
+        assert_eq!(status["eventId"], "drop-1");
+        let admitted = status["position"].as_u64().unwrap() <= 100;
+        assert_eq!(status["admitted"], admitted, "{status}");
+        assert_eq!(status["passExpiresAt"].is_i64(), admitted, "{status}");
+        assert!(status["pollAfterSeconds"]
+            .as_u64()
+            .is_some_and(|secs| secs >= 1));
+    }
+    // Entering again keeps the place.
+    let again = enter(&system, &tokens[7], "drop-1").await;
+    assert_eq!(again["position"], placed[7]["position"]);
+}
+
+#[tokio::test]
+async fn when_the_admitted_user_leaves_the_next_is_admitted() {
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1")]).await;
+    let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
+    let one = enter(&system, &first, "drop-2").await;
+    assert_eq!(
+        (one["position"].as_u64(), one["admitted"].as_bool()),
+        (Some(1), Some(true))
+    );
+    let two = enter(&system, &second, "drop-2").await;
+    assert_eq!(
+        (two["position"].as_u64(), two["admitted"].as_bool()),
+        (Some(2), Some(false))
+    );
+    assert!(two.get("passExpiresAt").is_none());
+
+    leave(&system, &first, "drop-2").await;
+    let now: Value = status(&system, &second, "drop-2")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (now["position"].as_u64(), now["admitted"].as_bool()),
+        (Some(1), Some(true))
+    );
+    assert!(now["passExpiresAt"].is_i64());
+    let gone = status(&system, &first, "drop-2").await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+    assert_eq!(gone.json::<Value>().await.unwrap()["code"], "NOT_IN_QUEUE");
+}
+
+#[tokio::test]
+async fn a_gated_confirm_needs_a_pass_and_spends_it() {
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", "drop-3")]).await;
+    let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
+    enter(&system, &first, "drop-3").await;
+    enter(&system, &second, "drop-3").await;
+
+    let refused = confirm(&system, &second, "o-second", Some("drop-3")).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        refused.json::<Value>().await.unwrap()["code"],
+        "QUEUE_PASS_REQUIRED"
+    );
+    assert_eq!(
+        system.ledger().await["requestCount"],
+        0,
+        "nothing was forwarded"
+    );
+
+    assert_eq!(
+        confirm(&system, &first, "o-first", Some("drop-3"))
+            .await
+            .status(),
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        status(&system, &first, "drop-3").await.status(),
+        StatusCode::NOT_FOUND,
+        "the pass is spent"
+    );
+    let next: Value = status(&system, &second, "drop-3")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(next["admitted"], true);
+
+    let ordinary = system.token("user-3", 600);
+    assert_eq!(
+        confirm(&system, &ordinary, "o-plain", None).await.status(),
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        confirm(&system, &ordinary, "o-other", Some("not-gated"))
+            .await
+            .status(),
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test]
+async fn an_unused_pass_expires_and_admits_the_next_without_a_poll() {
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("QUEUE_PASS_TTL_SECONDS", "2")]).await;
+    let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
+    let one = enter(&system, &first, "drop-4").await;
+    assert_eq!(one["admitted"], true);
+    assert_eq!(enter(&system, &second, "drop-4").await["admitted"], false);
+
+    // user-1 never polls again: only the room's alarm can move user-2 up.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now: Value = status(&system, &second, "drop-4")
+            .await
+            .json()
+            .await
+            .unwrap();
+        if now["admitted"] == true {
+            assert_eq!(now["position"], 1);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "user-2 was not admitted after the pass expired: {now}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(
+        status(&system, &first, "drop-4").await.status(),
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn the_waiting_room_is_a_page_for_browsers_and_json_for_clients() {
+    let system = System::start().await;
+    let page = system
+        .http
+        .get(format!("{}/queue/drop-5", system.edge))
+        .header("accept", "text/html,application/xhtml+xml")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(page.text().await.unwrap().contains("Waiting room"));
+
+    let token = system.token("user-1", 600);
+    let missing = queue_call(&system, &token, reqwest::Method::GET, "drop-5").await;
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    enter(&system, &token, "drop-5").await;
+    let json: Value = queue_call(&system, &token, reqwest::Method::GET, "drop-5")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (json["eventId"].as_str(), json["position"].as_u64()),
+        (Some("drop-5"), Some(1))
+    );
+}
