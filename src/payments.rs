@@ -11,6 +11,7 @@ use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::origin::{OriginAnswer, OriginCall};
 use crate::queue::client::WaitingRoomClient;
+use crate::queue::protocol::PassClaim;
 
 /// `POST /payments/confirm`: validated here, decided by the origin.
 pub async fn confirm(
@@ -28,8 +29,9 @@ pub async fn confirm(
         .event_id
         .as_deref()
         .filter(|event| config.gated_events.contains(*event));
-    if let Some(event_id) = gated {
-        require_pass(env, event_id, &caller.sub).await?;
+    let room = gated.map(|event_id| WaitingRoomClient::new(env, event_id, &caller.sub));
+    if let Some(room) = &room {
+        claim_pass(room, &confirm.order_id).await?;
     }
     let answer = OriginCall {
         method: Method::Post,
@@ -40,30 +42,36 @@ pub async fn confirm(
     }
     .answer(config, now_ms)
     .await?;
-    if let Some(event_id) = gated {
-        if approved(&answer) {
-            // The pass is spent and the buyer leaves the line; if this call fails the
-            // pass still expires on its own.
-            if let Err(err) = WaitingRoomClient::new(env, event_id, &caller.sub)
-                .consume()
-                .await
-            {
-                worker::console_warn!("pass not consumed after a payment: {err}");
-            }
+    if let Some(room) = &room {
+        // An approval spends the pass and the buyer leaves the line; a definite failure
+        // frees it for another try; an unknown outcome keeps it with this order, which
+        // may still go through. If the room cannot be told, the pass expires on its own.
+        let told = match settlement(&answer) {
+            Settlement::Approved => room.consume().await,
+            Settlement::NothingBought => room.release_claim(&confirm.order_id).await,
+            Settlement::Unknown => Ok(()),
+        };
+        if let Err(err) = told {
+            worker::console_warn!("the waiting room was not told how a payment ended: {err}");
         }
     }
     answer.into_response()
 }
 
-/// The gate of a gated event: a live pass of this user for this event, or no confirm.
-/// It never fails open — a pass that cannot be checked is a refusal.
-async fn require_pass(env: &Env, event_id: &str, user: &str) -> Result<(), ApiError> {
-    match WaitingRoomClient::new(env, event_id, user).has_pass().await {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(ApiError::new(
+/// The gate of a gated event: a live pass of this user, claimed for this order — or no
+/// confirm. It never fails open: a pass that cannot be checked is a refusal.
+async fn claim_pass(room: &WaitingRoomClient<'_>, order_id: &str) -> Result<(), ApiError> {
+    match room.claim_pass(order_id).await {
+        Ok(PassClaim::Granted) => Ok(()),
+        Ok(PassClaim::NoPass) => Err(ApiError::new(
             429,
             "QUEUE_PASS_REQUIRED",
             "this event needs an admission pass: join its queue and wait for your turn",
+        )),
+        Ok(PassClaim::InUse) => Err(ApiError::new(
+            409,
+            "QUEUE_PASS_IN_USE",
+            "your pass is backing another payment; it frees up if that payment fails",
         )),
         Err(err) => {
             worker::console_error!("pass not checkable, confirm refused: {err}");
@@ -77,15 +85,27 @@ async fn require_pass(env: &Env, event_id: &str, user: &str) -> Result<(), ApiEr
     }
 }
 
-/// Whether the origin approved the payment (201 with status APPROVED).
-fn approved(answer: &OriginAnswer) -> bool {
+/// How a confirm ended, as far as the pass is concerned.
+enum Settlement {
+    Approved,
+    /// Failed at the gateway, or refused as malformed: nothing was bought.
+    NothingBought,
+    /// 202 UNKNOWN or a server error: the payment may still complete.
+    Unknown,
+}
+
+fn settlement(answer: &OriginAnswer) -> Settlement {
     #[derive(serde::Deserialize)]
     struct Status {
         status: String,
     }
-    answer.status == 201
-        && serde_json::from_slice::<Status>(&answer.body)
-            .is_ok_and(|body| body.status == "APPROVED")
+    let status = serde_json::from_slice::<Status>(&answer.body).map(|body| body.status);
+    match (answer.status, status.as_deref()) {
+        (201, Ok("APPROVED")) => Settlement::Approved,
+        // A 409 (the order exists already) says nothing about that order's outcome.
+        (201, Ok("FAILED")) | (400 | 422, _) => Settlement::NothingBought,
+        _ => Settlement::Unknown,
+    }
 }
 
 /// `GET /payments/{orderId}`: the caller's own payment, as the origin has it.

@@ -1,6 +1,6 @@
 //! The Worker's side of an event's waiting room.
 
-use super::protocol::{PassCheck, Placement, RoomRequest};
+use super::protocol::{PassClaim, Placement, RoomRequest};
 use crate::durable_call::{answer, call_object, ObjectUnavailable};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
@@ -51,13 +51,20 @@ impl<'a> WaitingRoomClient<'a> {
         .map(drop)
     }
 
-    pub async fn has_pass(&self) -> Result<bool, ObjectUnavailable> {
-        let response = self
-            .send(RoomRequest::HasPass {
-                user: self.user.to_owned(),
-            })
-            .await?;
-        Ok(answer::<PassCheck>(response, BINDING).await?.live)
+    pub async fn claim_pass(&self, order_id: &str) -> Result<PassClaim, ObjectUnavailable> {
+        let request = RoomRequest::ClaimPass {
+            user: self.user.to_owned(),
+            order_id: order_id.to_owned(),
+        };
+        answer(self.send(request).await?, BINDING).await
+    }
+
+    pub async fn release_claim(&self, order_id: &str) -> Result<(), ObjectUnavailable> {
+        let request = RoomRequest::ReleaseClaim {
+            user: self.user.to_owned(),
+            order_id: order_id.to_owned(),
+        };
+        self.send(request).await.map(drop)
     }
 
     pub async fn consume(&self) -> Result<(), ObjectUnavailable> {

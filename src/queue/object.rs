@@ -4,7 +4,8 @@
 //! answer leaves. The in-memory index (`rules::queue::EventQueue`, order statistics in
 //! O(log n)) is rebuilt from the table when the object starts, so a poll never scans
 //! the line. An alarm set at the earliest pass expiry removes users whose pass ran out
-//! unused and admits the next — whether or not anyone polls.
+//! unused and admits the next — whether or not anyone polls. A pass backs one payment
+//! at a time (`claims`): two concurrent confirms cannot both spend it.
 
 use std::cell::RefCell;
 
@@ -13,7 +14,7 @@ use rules::queue::{Change, EventQueue, QueueConfig, StoredEntry, Ticket};
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
-use super::protocol::{PassCheck, Placement, RoomRequest};
+use super::protocol::{PassClaim, Placement, RoomRequest};
 use crate::config::EdgeConfig;
 
 const SCHEMA: &str = "
@@ -21,6 +22,10 @@ CREATE TABLE IF NOT EXISTS entries (
     seq             INTEGER PRIMARY KEY,
     user            TEXT    NOT NULL UNIQUE,
     pass_expires_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS claims (
+    user     TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS counter (
     id       INTEGER PRIMARY KEY CHECK (id = 0),
@@ -97,12 +102,21 @@ impl DurableObject for WaitingRoom {
                     Response::empty().map(|r| r.with_status(204)),
                     line.leave(&user, now),
                 ),
-                RoomRequest::HasPass { user } => (
-                    Response::from_json(&PassCheck {
-                        live: line.has_live_pass(&user, now),
-                    }),
-                    Vec::new(),
-                ),
+                RoomRequest::ClaimPass { user, order_id } => {
+                    let claim = if line.has_live_pass(&user, now) {
+                        self.claim(&user, &order_id)?
+                    } else {
+                        PassClaim::NoPass
+                    };
+                    (Response::from_json(&claim), Vec::new())
+                }
+                RoomRequest::ReleaseClaim { user, order_id } => {
+                    self.sql.exec(
+                        "DELETE FROM claims WHERE user = ? AND order_id = ?",
+                        vec![user.into(), order_id.into()],
+                    )?;
+                    (Response::empty().map(|r| r.with_status(204)), Vec::new())
+                }
             };
             changes.extend(more);
             (response, changes)
@@ -127,7 +141,35 @@ impl DurableObject for WaitingRoom {
     }
 }
 
+#[derive(Deserialize)]
+struct ClaimRow {
+    order_id: String,
+}
+
 impl WaitingRoom {
+    /// Gives a live pass to `order_id` unless another order holds it. Claims are read
+    /// from storage, which is small (one row per admitted user at most).
+    fn claim(&self, user: &str, order_id: &str) -> Result<PassClaim> {
+        let held: Vec<ClaimRow> = self
+            .sql
+            .exec(
+                "SELECT order_id FROM claims WHERE user = ?",
+                vec![user.into()],
+            )?
+            .to_array()?;
+        match held.first() {
+            Some(claim) if claim.order_id != order_id => Ok(PassClaim::InUse),
+            Some(_) => Ok(PassClaim::Granted),
+            None => {
+                self.sql.exec(
+                    "INSERT INTO claims (user, order_id) VALUES (?, ?)",
+                    vec![user.into(), order_id.into()],
+                )?;
+                Ok(PassClaim::Granted)
+            }
+        }
+    }
+
     fn config(&self) -> Result<QueueConfig> {
         let config =
             EdgeConfig::of(&self.env).map_err(|err| worker::Error::RustError(err.to_string()))?;
@@ -207,6 +249,10 @@ impl WaitingRoom {
                 Change::Removed { user } => {
                     self.sql.exec(
                         "DELETE FROM entries WHERE user = ?",
+                        vec![user.as_str().into()],
+                    )?;
+                    self.sql.exec(
+                        "DELETE FROM claims WHERE user = ?",
                         vec![user.as_str().into()],
                     )?;
                 }

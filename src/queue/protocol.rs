@@ -12,8 +12,11 @@ pub enum RoomRequest {
     Status { user: String },
     /// Leave the line; everyone behind moves up.
     Leave { user: String },
-    /// Does the user hold a live admission pass? (The payment gate.)
-    HasPass { user: String },
+    /// The payment gate: claim the user's live pass for the payment `order_id`. A pass
+    /// backs one payment at a time; the same order may claim it again (a retry).
+    ClaimPass { user: String, order_id: String },
+    /// The claiming payment failed, so nothing was bought: the pass may back another.
+    ReleaseClaim { user: String, order_id: String },
     /// A payment succeeded: the pass is used up and the user leaves the line.
     Consume { user: String },
 }
@@ -34,11 +37,16 @@ pub struct Placement {
     pub poll_after_seconds: u64,
 }
 
-/// The answer to [`RoomRequest::HasPass`].
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PassCheck {
-    pub live: bool,
+/// The answer to [`RoomRequest::ClaimPass`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "claim", rename_all = "camelCase")]
+pub enum PassClaim {
+    /// The pass is live and now backs this order.
+    Granted,
+    /// No live pass: not admitted, expired, or never in the line.
+    NoPass,
+    /// The pass backs another order that has not failed.
+    InUse,
 }
 
 /// `QueueStatus` of API.md.
