@@ -61,8 +61,21 @@ impl System {
         System::start_with(EdgeSetup::default()).await
     }
 
-    /// [`System::start`], with the edge set up as `setup` says.
+    /// [`System::start`], with the edge set up as `setup` says. Free ports are found by
+    /// binding and releasing them, so another process may take one before a service
+    /// binds it; a start that loses that race is thrown away and tried on new ports.
     pub async fn start_with(setup: EdgeSetup) -> System {
+        let mut last_failure = String::new();
+        for _ in 0..3 {
+            match System::try_start(&setup).await {
+                Ok(system) => return system,
+                Err(failure) => last_failure = failure,
+            }
+        }
+        panic!("the system did not start three times; last: {last_failure}");
+    }
+
+    async fn try_start(setup: &EdgeSetup) -> Result<System, String> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().expect("a temporary folder");
         let base = dir.path().to_owned();
@@ -105,7 +118,7 @@ impl System {
             ("ORIGIN_SIGNING_SECRET", EDGE_SECRET.to_owned()),
             ("ORIGIN_URL", origin),
         ];
-        vars.extend(setup.vars);
+        vars.extend(setup.vars.iter().cloned());
         let env_text: String = vars
             .iter()
             .map(|(name, value)| format!("{name}='{value}'\n"))
@@ -145,9 +158,9 @@ impl System {
         ]
         .map(|base| format!("{base}/healthz"));
         for url in health_checks {
-            system.wait_until_healthy(&url).await;
+            system.wait_until_healthy(&url).await?;
         }
-        system
+        Ok(system)
     }
 
     fn spawn(&mut self, name: &'static str, mut command: Command, dir: &Path) {
@@ -164,20 +177,23 @@ impl System {
         self.services.push(Service { name, child, log });
     }
 
-    async fn wait_until_healthy(&mut self, url: &str) {
+    /// Waits for `url`; an error when a service exited first (it may have lost its port),
+    /// and the logs are kept in the error for the final report.
+    async fn wait_until_healthy(&mut self, url: &str) -> Result<(), String> {
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             if let Ok(response) = self.http.get(url).send().await {
                 if response.status().is_success() {
-                    return;
+                    return Ok(());
                 }
             }
             for service in &mut self.services {
                 if let Ok(Some(status)) = service.child.try_wait() {
-                    panic!(
-                        "{} exited with {status} before {url} was healthy",
+                    let log = fs::read_to_string(&service.log).unwrap_or_default();
+                    return Err(format!(
+                        "{} exited with {status} before {url} was healthy:\n{log}",
                         service.name
-                    );
+                    ));
                 }
             }
             assert!(
