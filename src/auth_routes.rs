@@ -54,20 +54,18 @@ pub async fn login(
     let body = read_body(&mut req).await?;
     Credentials::parse(&body)
         .map_err(|err| ApiError::bad_request("INVALID_REQUEST", err.to_string()))?;
-    let mut answer = OriginCall {
+    let answer = OriginCall {
         method: Method::Post,
         path: "/internal/credentials/verify".into(),
         user_id: "",
         idempotency_key: None,
         body: Some(body),
     }
-    .send(config, now_ms)
+    .answer(config, now_ms)
     .await?;
-    let user_id = match answer.status_code() {
+    let user_id = match answer.status {
         200 => {
-            answer
-                .json::<Verified>()
-                .await
+            serde_json::from_slice::<Verified>(&answer.body)
                 .map_err(|_| unavailable())?
                 .user_id
         }
@@ -127,8 +125,8 @@ pub async fn refresh(
     })?;
     let presented = RefreshToken::parse(&refresh_token).ok_or_else(refresh_invalid)?;
     let user_id = presented.user_id();
-    let successor = RefreshToken::new(&user_id, &random::bytes::<SECRET_BYTES>()?);
-    let outcome = UserSessionClient::new(env, &user_id)
+    let successor = RefreshToken::new(user_id, &random::bytes::<SECRET_BYTES>()?);
+    let outcome = UserSessionClient::new(env, user_id)
         .rotate(
             &presented.hash(),
             &successor.hash(),
@@ -138,7 +136,7 @@ pub async fn refresh(
         .map_err(session_unavailable)?;
     match outcome {
         RotateOutcome::Rotated { family } => {
-            token_pair(config, &user_id, &family, &successor, now_ms)
+            token_pair(config, user_id, &family, &successor, now_ms)
         }
         RotateOutcome::Reused => Err(ApiError::new(
             401,

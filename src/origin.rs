@@ -38,7 +38,7 @@ impl OriginCall<'_> {
     }
 
     /// Signs the call at `now_ms`, sends it, and returns the origin's raw answer.
-    pub async fn send(self, config: &EdgeConfig, now_ms: i64) -> Result<Response, ApiError> {
+    async fn send(self, config: &EdgeConfig, now_ms: i64) -> Result<Response, ApiError> {
         let nonce = random::id()?;
         let body = self.body.unwrap_or_default();
         let signature = SignedRequest {

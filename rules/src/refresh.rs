@@ -22,7 +22,10 @@ const MAX_TOKEN_LEN: usize = 256;
 
 /// A refresh token as the client holds it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct RefreshToken(String);
+pub struct RefreshToken {
+    text: String,
+    user_id: String,
+}
 
 /// Never prints the token itself.
 impl std::fmt::Debug for RefreshToken {
@@ -35,10 +38,11 @@ impl RefreshToken {
     /// A new token for `user_id` from `secret`, fresh random bytes the caller drew.
     pub fn new(user_id: &str, secret: &[u8; SECRET_BYTES]) -> Self {
         let user = URL_SAFE_NO_PAD.encode(user_id);
-        Self(format!(
-            "{PREFIX}.{user}.{}",
-            URL_SAFE_NO_PAD.encode(secret)
-        ))
+        let text = format!("{PREFIX}.{user}.{}", URL_SAFE_NO_PAD.encode(secret));
+        Self {
+            text,
+            user_id: user_id.to_owned(),
+        }
     }
 
     /// Reads a token presented by a client; `None` when it is not one of ours.
@@ -57,26 +61,24 @@ impl RefreshToken {
             .ok()
             .and_then(|u| String::from_utf8(u).ok())?;
         let secret = URL_SAFE_NO_PAD.decode(secret).ok()?;
-        (!user.is_empty() && secret.len() == SECRET_BYTES).then(|| Self(text.to_owned()))
+        (!user.is_empty() && secret.len() == SECRET_BYTES).then(|| Self {
+            text: text.to_owned(),
+            user_id: user,
+        })
     }
 
     /// The user whose session object holds this token's family.
-    pub fn user_id(&self) -> String {
-        self.0
-            .split('.')
-            .nth(1)
-            .and_then(|user| URL_SAFE_NO_PAD.decode(user).ok())
-            .and_then(|user| String::from_utf8(user).ok())
-            .unwrap_or_default()
+    pub fn user_id(&self) -> &str {
+        &self.user_id
     }
 
     /// What is stored: the lowercase hex SHA-256 of the token.
     pub fn hash(&self) -> String {
-        hex::encode(Sha256::digest(self.0.as_bytes()))
+        hex::encode(Sha256::digest(self.text.as_bytes()))
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
     }
 }
 

@@ -36,11 +36,8 @@ impl<'a> WaitingRoomClient<'a> {
         let request = RoomRequest::Status {
             user: self.user.to_owned(),
         };
-        match call_object(self.env, BINDING, self.event_id, &request).await {
-            Ok(response) => answer(response, BINDING).await.map(Some),
-            Err(err) if err.cause == "answered 404" => Ok(None),
-            Err(err) => Err(err),
-        }
+        let response = call_object(self.env, BINDING, self.event_id, &request).await?;
+        answer(response, BINDING).await
     }
 
     pub async fn leave(&self) -> Result<(), ObjectUnavailable> {

@@ -91,13 +91,13 @@ impl DurableObject for WaitingRoom {
                         changes,
                     )
                 }
-                RoomRequest::Status { user } => match line.status(&user, now) {
-                    Some((ticket, changes)) => (
-                        Response::from_json(&self.placement(&ticket, config)),
-                        changes,
-                    ),
-                    None => (not_in_queue(), Vec::new()),
-                },
+                RoomRequest::Status { user } => {
+                    let (placement, changes) = match line.status(&user, now) {
+                        Some((ticket, changes)) => (Some(self.placement(&ticket, config)), changes),
+                        None => (None, Vec::new()),
+                    };
+                    (Response::from_json(&placement), changes)
+                }
                 RoomRequest::Leave { user } | RoomRequest::Consume { user } => (
                     Response::empty().map(|r| r.with_status(204)),
                     line.leave(&user, now),
@@ -261,6 +261,10 @@ impl WaitingRoom {
         if changes.iter().any(|c| matches!(c, Change::Removed { .. })) && freed_slots > 0 {
             self.rate.borrow_mut().record(now, freed_slots);
         }
+        // Only a change can move the earliest expiry: a plain poll touches no storage.
+        if changes.is_empty() {
+            return Ok(());
+        }
         let next = self
             .line
             .borrow()
@@ -275,12 +279,6 @@ impl WaitingRoom {
         }
         Ok(())
     }
-}
-
-fn not_in_queue() -> Result<Response> {
-    let body =
-        serde_json::json!({ "code": "NOT_IN_QUEUE", "message": "you are not in this queue" });
-    Ok(Response::from_json(&body)?.with_status(404))
 }
 
 fn now_ms() -> i64 {

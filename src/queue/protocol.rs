@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub enum RoomRequest {
     /// Join the line (idempotent): answers the user's `QueueStatus`.
     Enter { user: String },
-    /// The user's `QueueStatus`, or 404 when they are not in the line.
+    /// The user's placement, or `null` when they are not in the line.
     Status { user: String },
     /// Leave the line; everyone behind moves up.
     Leave { user: String },
