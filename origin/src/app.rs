@@ -1,5 +1,6 @@
-//! The origin's two routers: the API (signed routes behind the edge signature) and
-//! the metrics listener. Built from state, so tests drive them without a socket.
+//! The origin's two routers: the API (signed routes behind the edge signature,
+//! operator routes behind the operator's token) and the metrics listener. Built from
+//! state, so tests drive them without a socket.
 
 use std::sync::Arc;
 
@@ -8,10 +9,13 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
+use crate::admin;
 use crate::edge_signature::{require_edge_signature, EdgeVerifier};
 use crate::error::ApiError;
 use crate::gateway::GatewayClient;
+use crate::guard::PgGuard;
 use crate::metrics::Metrics;
+use crate::overload::{count_requests, shed_excess, Capacity};
 use crate::payments;
 use crate::store::Store;
 use crate::users::{self, Passwords};
@@ -20,9 +24,15 @@ use crate::users::{self, Passwords};
 pub struct AppState {
     pub store: Arc<dyn Store>,
     pub gateway: GatewayClient,
+    /// The guard in front of every approval call.
+    pub guard: Arc<PgGuard>,
     pub edge: Arc<EdgeVerifier>,
     pub metrics: Arc<Metrics>,
     pub passwords: Arc<Passwords>,
+    /// `OPERATOR_TOKEN`; `None` turns the operator routes off.
+    pub operator_token: Option<Arc<str>>,
+    /// Requests the API handles at once.
+    pub capacity: Capacity,
 }
 
 /// The API listener's routes.
@@ -39,11 +49,17 @@ pub fn app(state: AppState) -> Router {
             state.edge.clone(),
             require_edge_signature,
         ));
+    let operator = Router::new()
+        .route("/admin/guard", get(admin::guard))
+        .route_layer(from_fn_with_state(state.clone(), admin::require_operator));
     Router::new()
         .merge(signed)
+        .merge(operator)
         .route("/healthz", get(healthz))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(from_fn_with_state(state.capacity.clone(), shed_excess))
+        .layer(from_fn_with_state(state.metrics.clone(), count_requests))
         .with_state(state)
 }
 

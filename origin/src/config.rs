@@ -4,6 +4,12 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use rules::rate_limit::parse_rate;
+
+use crate::guard::breaker::BreakerConfig;
+use crate::guard::limiter::LimiterConfig;
+use crate::guard::GuardConfig;
+
 const MIN_SECRET_LEN: usize = 32;
 
 #[derive(Debug, Clone)]
@@ -18,8 +24,17 @@ pub struct OriginConfig {
     pub edge_secret: Vec<u8>,
     /// `GATEWAY_URL`: the payment gateway's base URL.
     pub gateway_url: String,
-    /// `GATEWAY_TIMEOUT_MS`: past it, an approval's outcome is unknown.
-    pub gateway_timeout: Duration,
+    /// The PG guard: `GATEWAY_TIMEOUT_MS`, `BULKHEAD_MAX_CONCURRENT`, `BREAKER_*`,
+    /// `LIMITER`, `LIMITER_RATE`.
+    pub guard: GuardConfig,
+    /// `DB_ACQUIRE_TIMEOUT_MS`: the longest wait for a database connection before a
+    /// request is answered 503 `BUSY`.
+    pub db_acquire_timeout: Duration,
+    /// `ORIGIN_MAX_CONCURRENT_REQUESTS`: API requests handled at once; the excess is
+    /// answered 503 `BUSY` at once.
+    pub max_concurrent_requests: u32,
+    /// `OPERATOR_TOKEN`: the bearer token of the operator routes; unset disables them.
+    pub operator_token: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -66,24 +81,101 @@ impl OriginConfig {
                 problem: "must be an http:// or https:// URL".into(),
             });
         }
-        let timeout_ms = get("GATEWAY_TIMEOUT_MS").unwrap_or_else(|| "3000".into());
-        let gateway_timeout = timeout_ms
-            .parse::<u64>()
-            .ok()
-            .filter(|ms| *ms > 0)
-            .map(Duration::from_millis)
-            .ok_or(ConfigError {
-                name: "GATEWAY_TIMEOUT_MS",
-                problem: format!("`{timeout_ms}` is not a positive number of milliseconds"),
-            })?;
+        let operator_token = get("OPERATOR_TOKEN");
+        if operator_token
+            .as_ref()
+            .is_some_and(|token| token.len() < MIN_SECRET_LEN)
+        {
+            return Err(ConfigError {
+                name: "OPERATOR_TOKEN",
+                problem: format!("must be at least {MIN_SECRET_LEN} characters"),
+            });
+        }
+        let number = |name: &'static str, default: u64, min: u64, max: u64| {
+            let value = get(name).unwrap_or_else(|| default.to_string());
+            value
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (min..=max).contains(n))
+                .ok_or(ConfigError {
+                    name,
+                    problem: format!("`{value}` is not a whole number from {min} to {max}"),
+                })
+        };
+        let millis = |name: &'static str, default: u64, min: u64| {
+            number(name, default, min, 24 * 3_600_000).map(Duration::from_millis)
+        };
+        let small = |name: &'static str, default: u32, min: u32, max: u32| {
+            number(name, default.into(), min.into(), max.into()).map(|n| n as u32)
+        };
+        let percent =
+            |name: &'static str, default: u8| number(name, default.into(), 1, 100).map(|n| n as u8);
+        let breaker_enabled = flag(get("BREAKER_ENABLED"), "BREAKER_ENABLED", true)?;
+        let breaker = BreakerConfig {
+            window: small("BREAKER_WINDOW", 20, 1, 10_000)?,
+            min_calls: small("BREAKER_MIN_CALLS", 10, 1, 10_000)?,
+            failure_rate: percent("BREAKER_FAILURE_RATE", 50)?,
+            slow_call_ms: millis("BREAKER_SLOW_CALL_MS", 2_000, 1)?.as_millis() as u64,
+            slow_call_rate: percent("BREAKER_SLOW_CALL_RATE", 100)?,
+            open_ms: millis("BREAKER_OPEN_MS", 10_000, 0)?.as_millis() as u64,
+            half_open_calls: small("BREAKER_HALF_OPEN_CALLS", 3, 1, 1_000)?,
+        };
+        if breaker.min_calls > breaker.window {
+            return Err(ConfigError {
+                name: "BREAKER_MIN_CALLS",
+                problem: format!(
+                    "{} is more than BREAKER_WINDOW ({}), so the breaker could never open",
+                    breaker.min_calls, breaker.window
+                ),
+            });
+        }
+        let guard = GuardConfig {
+            timeout: millis("GATEWAY_TIMEOUT_MS", 3_000, 1)?,
+            bulkhead: small("BULKHEAD_MAX_CONCURRENT", 50, 0, 100_000)?,
+            breaker: breaker_enabled.then_some(breaker),
+            limiter: limiter(get("LIMITER"), get("LIMITER_RATE"))?,
+        };
         Ok(Self {
             listen: address("ORIGIN_LISTEN", "127.0.0.1:8080")?,
             metrics_listen: address("ORIGIN_METRICS_LISTEN", "127.0.0.1:9090")?,
             database_url,
             edge_secret: edge_secret.into_bytes(),
             gateway_url,
-            gateway_timeout,
+            guard,
+            db_acquire_timeout: millis("DB_ACQUIRE_TIMEOUT_MS", 3_000, 1)?,
+            max_concurrent_requests: small("ORIGIN_MAX_CONCURRENT_REQUESTS", 256, 1, 100_000)?,
+            operator_token,
         })
+    }
+}
+
+fn flag(value: Option<String>, name: &'static str, default: bool) -> Result<bool, ConfigError> {
+    match value.map(|v| v.to_ascii_lowercase()).as_deref() {
+        None => Ok(default),
+        Some("true" | "1" | "on") => Ok(true),
+        Some("false" | "0" | "off") => Ok(false),
+        Some(other) => Err(ConfigError {
+            name,
+            problem: format!("`{other}` is not true or false"),
+        }),
+    }
+}
+
+/// `LIMITER` (`off`, `token-bucket`, `sliding-window`) with `LIMITER_RATE` (`50/1s`).
+fn limiter(kind: Option<String>, rate: Option<String>) -> Result<LimiterConfig, ConfigError> {
+    let rate = rate.unwrap_or_else(|| "50/1s".into());
+    let parsed = parse_rate(&rate).map_err(|problem| ConfigError {
+        name: "LIMITER_RATE",
+        problem,
+    });
+    match kind.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("off") => Ok(LimiterConfig::Off),
+        Some("token-bucket") => Ok(LimiterConfig::TokenBucket(parsed?)),
+        Some("sliding-window") => Ok(LimiterConfig::SlidingWindow(parsed?)),
+        Some(other) => Err(ConfigError {
+            name: "LIMITER",
+            problem: format!("`{other}` is not off, token-bucket or sliding-window"),
+        }),
     }
 }
 
@@ -122,34 +214,102 @@ mod tests {
         assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(config.metrics_listen.to_string(), "127.0.0.1:9090");
         assert_eq!(config.gateway_url, "http://127.0.0.1:8090");
-        assert_eq!(config.gateway_timeout, Duration::from_secs(3));
+        assert_eq!(config.guard, GuardConfig::default());
+        assert_eq!(config.db_acquire_timeout, Duration::from_secs(3));
+        assert_eq!(config.operator_token, None);
         assert!(config.database_url.starts_with("sqlite://"));
     }
 
     #[test]
+    fn the_guard_is_configured_by_its_names() {
+        let config = config(&[
+            ("EDGE_SIGNING_SECRET", SECRET),
+            ("GATEWAY_TIMEOUT_MS", "500"),
+            ("BULKHEAD_MAX_CONCURRENT", "0"),
+            ("BREAKER_WINDOW", "8"),
+            ("BREAKER_MIN_CALLS", "4"),
+            ("BREAKER_FAILURE_RATE", "40"),
+            ("BREAKER_SLOW_CALL_MS", "300"),
+            ("BREAKER_SLOW_CALL_RATE", "60"),
+            ("BREAKER_OPEN_MS", "1500"),
+            ("BREAKER_HALF_OPEN_CALLS", "2"),
+            ("LIMITER", "sliding-window"),
+            ("LIMITER_RATE", "20/500ms"),
+            ("DB_ACQUIRE_TIMEOUT_MS", "250"),
+            ("ORIGIN_MAX_CONCURRENT_REQUESTS", "7"),
+            ("OPERATOR_TOKEN", SECRET),
+        ])
+        .unwrap();
+        let expected = GuardConfig {
+            timeout: Duration::from_millis(500),
+            bulkhead: 0,
+            breaker: Some(BreakerConfig {
+                window: 8,
+                min_calls: 4,
+                failure_rate: 40,
+                slow_call_ms: 300,
+                slow_call_rate: 60,
+                open_ms: 1_500,
+                half_open_calls: 2,
+            }),
+            limiter: LimiterConfig::SlidingWindow(rules::sliding_window::Rate {
+                limit: 20,
+                window_ms: 500,
+            }),
+        };
+        assert_eq!(config.guard, expected);
+        assert_eq!(config.db_acquire_timeout, Duration::from_millis(250));
+        assert_eq!(config.max_concurrent_requests, 7);
+        assert_eq!(config.operator_token.as_deref(), Some(SECRET));
+        let off = self::config(&[
+            ("EDGE_SIGNING_SECRET", SECRET),
+            ("BREAKER_ENABLED", "false"),
+        ]);
+        assert_eq!(off.unwrap().guard.breaker, None);
+    }
+
+    #[test]
     fn a_bad_value_names_its_variable() {
-        let cases: [&[(&str, &str)]; 5] = [
-            &[],
-            &[("EDGE_SIGNING_SECRET", "short")],
-            &[
-                ("EDGE_SIGNING_SECRET", SECRET),
-                ("ORIGIN_LISTEN", "localhost"),
-            ],
-            &[("EDGE_SIGNING_SECRET", SECRET), ("GATEWAY_TIMEOUT_MS", "0")],
-            &[
-                ("EDGE_SIGNING_SECRET", SECRET),
-                ("DATABASE_URL", "mysql://x"),
-            ],
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (&[], "EDGE_SIGNING_SECRET"),
+            (&[("EDGE_SIGNING_SECRET", "short")], "EDGE_SIGNING_SECRET"),
+            (&[("ORIGIN_LISTEN", "localhost")], "ORIGIN_LISTEN"),
+            (&[("GATEWAY_TIMEOUT_MS", "0")], "GATEWAY_TIMEOUT_MS"),
+            (&[("DATABASE_URL", "mysql://x")], "DATABASE_URL"),
+            (
+                &[("BULKHEAD_MAX_CONCURRENT", "-1")],
+                "BULKHEAD_MAX_CONCURRENT",
+            ),
+            (&[("BREAKER_ENABLED", "maybe")], "BREAKER_ENABLED"),
+            (&[("BREAKER_FAILURE_RATE", "0")], "BREAKER_FAILURE_RATE"),
+            (
+                &[("BREAKER_SLOW_CALL_RATE", "101")],
+                "BREAKER_SLOW_CALL_RATE",
+            ),
+            (&[("BREAKER_MIN_CALLS", "30")], "BREAKER_MIN_CALLS"),
+            (&[("LIMITER", "leaky-bucket")], "LIMITER"),
+            (
+                &[("LIMITER", "token-bucket"), ("LIMITER_RATE", "fast")],
+                "LIMITER_RATE",
+            ),
+            (
+                &[("DB_ACQUIRE_TIMEOUT_MS", "soon")],
+                "DB_ACQUIRE_TIMEOUT_MS",
+            ),
+            (
+                &[("ORIGIN_MAX_CONCURRENT_REQUESTS", "0")],
+                "ORIGIN_MAX_CONCURRENT_REQUESTS",
+            ),
+            (&[("OPERATOR_TOKEN", "op")], "OPERATOR_TOKEN"),
         ];
-        let names = [
-            "EDGE_SIGNING_SECRET",
-            "EDGE_SIGNING_SECRET",
-            "ORIGIN_LISTEN",
-            "GATEWAY_TIMEOUT_MS",
-            "DATABASE_URL",
-        ];
-        for (vars, name) in cases.iter().zip(names) {
-            let err = config(vars).unwrap_err().to_string();
+        for (vars, name) in cases {
+            let mut vars = vars.to_vec();
+            if !vars.iter().any(|(n, _)| *n == "EDGE_SIGNING_SECRET")
+                && *name != "EDGE_SIGNING_SECRET"
+            {
+                vars.push(("EDGE_SIGNING_SECRET", SECRET));
+            }
+            let err = config(&vars).unwrap_err().to_string();
             assert!(err.starts_with(name), "{vars:?}: {err}");
         }
     }

@@ -23,15 +23,21 @@ pub enum ApiError {
         code: &'static str,
         message: &'static str,
     },
-    Conflict {
-        code: &'static str,
-        message: &'static str,
-    },
     MethodNotAllowed,
     /// Username and password do not match a user.
     InvalidCredentials,
     /// Too much work in flight; try again shortly.
     Busy,
+    /// The request took longer than the API allows any request.
+    RequestTimeout,
+    /// A request with this Idempotency-Key is still running.
+    IdempotencyInFlight,
+    /// This Idempotency-Key was first used for a different request body.
+    IdempotencyKeyReused,
+    /// An operator route without the operator's token.
+    OperatorTokenInvalid,
+    /// Operator routes are off: `OPERATOR_TOKEN` is not set.
+    OperatorRoutesDisabled,
     /// Our fault; the cause is logged.
     Internal(String),
 }
@@ -54,13 +60,25 @@ impl From<InvalidConfirm> for ApiError {
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
-            StoreError::DuplicateOrder => Self::Conflict {
-                code: "ORDER_EXISTS",
-                message: "a payment for this orderId already exists; read it with GET /payments/{orderId}",
-            },
+            StoreError::Busy => Self::Busy,
             other => Self::internal(other),
         }
     }
+}
+
+/// The one error body: `{"code": "...", "message": "..."}`.
+pub fn error_body(code: &str, message: &str) -> serde_json::Value {
+    serde_json::json!({ "code": code, "message": message })
+}
+
+/// A 503 (or 409) the client should retry after a second.
+fn retry_soon(status: StatusCode, code: &str, message: &str) -> Response {
+    (
+        status,
+        [("retry-after", "1")],
+        Json(error_body(code, message)),
+    )
+        .into_response()
 }
 
 impl IntoResponse for ApiError {
@@ -73,7 +91,6 @@ impl IntoResponse for ApiError {
             ),
             Self::BadRequest { code, message } => (StatusCode::BAD_REQUEST, code, message),
             Self::NotFound { code, message } => (StatusCode::NOT_FOUND, code, message.to_owned()),
-            Self::Conflict { code, message } => (StatusCode::CONFLICT, code, message.to_owned()),
             Self::MethodNotAllowed => (
                 StatusCode::METHOD_NOT_ALLOWED,
                 "METHOD_NOT_ALLOWED",
@@ -85,17 +102,40 @@ impl IntoResponse for ApiError {
                 "the username or password is not right".to_owned(),
             ),
             Self::Busy => {
-                let body = Json(serde_json::json!({
-                    "code": "BUSY",
-                    "message": "the service is busy; try again shortly",
-                }));
-                return (
+                return retry_soon(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    [("retry-after", "1")],
-                    body,
+                    "BUSY",
+                    "the service is busy; try again shortly",
                 )
-                    .into_response();
             }
+            Self::IdempotencyInFlight => {
+                return retry_soon(
+                    StatusCode::CONFLICT,
+                    "IDEMPOTENCY_IN_FLIGHT",
+                    "a request with this Idempotency-Key is still being processed; retry shortly",
+                )
+            }
+            Self::RequestTimeout => (
+                StatusCode::REQUEST_TIMEOUT,
+                "REQUEST_TIMEOUT",
+                "the request took too long; a payment it started still completes — read it back"
+                    .to_owned(),
+            ),
+            Self::IdempotencyKeyReused => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "IDEMPOTENCY_KEY_REUSED",
+                "this Idempotency-Key was already used for a different request".to_owned(),
+            ),
+            Self::OperatorTokenInvalid => (
+                StatusCode::UNAUTHORIZED,
+                "OPERATOR_TOKEN_INVALID",
+                "operator routes need Authorization: Bearer <OPERATOR_TOKEN>".to_owned(),
+            ),
+            Self::OperatorRoutesDisabled => (
+                StatusCode::FORBIDDEN,
+                "OPERATOR_ROUTES_DISABLED",
+                "operator routes are off because OPERATOR_TOKEN is not set".to_owned(),
+            ),
             Self::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
                 (
@@ -105,10 +145,6 @@ impl IntoResponse for ApiError {
                 )
             }
         };
-        (
-            status,
-            Json(serde_json::json!({ "code": code, "message": message })),
-        )
-            .into_response()
+        (status, Json(error_body(code, &message))).into_response()
     }
 }

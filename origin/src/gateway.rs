@@ -28,6 +28,23 @@ pub enum GatewayAnswer {
     },
 }
 
+impl GatewayAnswer {
+    /// A short label for metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Approved { .. } => "approved",
+            Self::Declined => "declined",
+            Self::Rejected { .. } => "rejected",
+            Self::NotSent => "not_sent",
+            Self::Unknown { .. } => "unknown",
+        }
+    }
+}
+
+/// A connection not made in this long is a PG that is not there: the request was not
+/// sent. The whole call is bounded by the guard's timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
 #[derive(Clone)]
 pub struct GatewayClient {
     http: reqwest::Client,
@@ -50,9 +67,12 @@ struct ConfirmReply {
 }
 
 impl GatewayClient {
-    /// `timeout` bounds the whole call; past it the outcome is unknown.
-    pub fn new(base_url: &str, timeout: Duration) -> reqwest::Result<Self> {
-        let http = reqwest::Client::builder().timeout(timeout).build()?;
+    /// Calls are not bounded here but by the guard that makes them (see
+    /// [`crate::guard`]); only the connect phase has its own bound.
+    pub fn new(base_url: &str) -> reqwest::Result<Self> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()?;
         Ok(Self {
             http,
             base_url: base_url.trim_end_matches('/').to_owned(),

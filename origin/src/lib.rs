@@ -4,22 +4,30 @@
 //! - [`server`] — `origin serve`: the store, both listeners, shutdown.
 //! - [`app`] — the API and metrics routers, built from [`app::AppState`].
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
-//! - [`payments`] — confirm (TX 1, gateway call, TX 2) and read-back.
+//! - [`payments`] — confirm (TX 1, guarded gateway call, TX 2) and read-back.
+//! - [`idempotency`] — Idempotency-Key claims, replays and their retention.
+//! - [`guard`] — timeout, circuit breaker, bulkhead and limiter before every PG call.
+//! - [`overload`] — the API's concurrency cap (shedding at once) and request counts.
+//! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
 //! - [`users`] — argon2id passwords, the credential check behind login, `origin user add`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
-//! - [`store`] — all SQL, behind the [`store::Store`] trait.
+//! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
 //! - [`metrics`] — Prometheus text, on its own listener.
 //! - [`config`] — the environment, parsed once into [`config::OriginConfig`].
 //! - [`error`] — the one mapping from a refusal to HTTP.
 //! - [`clock`] — the one place the wall clock is read.
 
+pub mod admin;
 pub mod app;
 pub mod clock;
 pub mod config;
 pub mod edge_signature;
 pub mod error;
 pub mod gateway;
+pub mod guard;
+pub mod idempotency;
 pub mod metrics;
+pub mod overload;
 pub mod payments;
 pub mod server;
 pub mod store;

@@ -59,7 +59,7 @@ async fn main() -> anyhow::Result<()> {
 
 async fn add_user(name: &str, replace_password: bool) -> anyhow::Result<()> {
     let url = database_url(|name| std::env::var(name).ok())?;
-    let store = SqliteStore::open(&url).await?;
+    let store = SqliteStore::open(&url, std::time::Duration::from_secs(3)).await?;
     let mut password = String::new();
     std::io::stdin().read_line(&mut password)?;
     let password = password.strip_suffix('\n').unwrap_or(&password);

@@ -1,15 +1,22 @@
 //! Prometheus metrics, served on a listener of their own so they still answer when the
-//! API is saturated.
+//! API is saturated (in seed 000 the metrics died with the API and nobody could see
+//! the outage).
+//!
+//! With async tasks a thread dump shows nothing waiting; `origin_gateway_in_flight` is
+//! the one view of what waits on the PG.
 
 use std::sync::atomic::AtomicI64;
+use std::time::Duration;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::guard::breaker::{BreakerState, Transition};
 use crate::store::PaymentStatus;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -17,16 +24,72 @@ struct StatusLabel {
     status: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GuardLabel {
+    guard: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    guard: &'static str,
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabel {
+    guard: &'static str,
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabel {
+    guard: &'static str,
+    state: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TransitionLabel {
+    guard: &'static str,
+    from: &'static str,
+    to: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperationLabel {
+    operation: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabel {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct IdempotencyLabel {
+    answer: &'static str,
+}
+
+type IntGauge = Gauge<i64, AtomicI64>;
+
 pub struct Metrics {
     registry: Registry,
     payments: Family<StatusLabel, Counter>,
-    gateway_in_flight: Gauge<i64, AtomicI64>,
+    gateway_in_flight: Family<GuardLabel, IntGauge>,
+    gateway_calls: Family<ResultLabel, Histogram>,
+    refusals: Family<ReasonLabel, Counter>,
+    breaker_state: Family<StateLabel, IntGauge>,
+    breaker_transitions: Family<TransitionLabel, Counter>,
+    idempotency: Family<IdempotencyLabel, Counter>,
+    db_retries: Family<OperationLabel, Counter>,
+    http_requests: Family<RequestLabel, Counter>,
 }
 
 /// Counts one gateway call in flight for as long as it lives.
-pub struct InFlight<'a>(&'a Gauge<i64, AtomicI64>);
+pub struct InFlight(IntGauge);
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.dec();
     }
@@ -41,30 +104,152 @@ impl Default for Metrics {
             "Payments settled by confirm, by status",
             payments.clone(),
         );
-        let gateway_in_flight = Gauge::<i64, AtomicI64>::default();
+        let gateway_in_flight = Family::<GuardLabel, IntGauge>::default();
         registry.register(
             "gateway_in_flight",
-            "Gateway approval calls waiting for an answer",
+            "PG calls sent and waiting for an answer",
             gateway_in_flight.clone(),
+        );
+        let gateway_calls = Family::<ResultLabel, Histogram>::new_with_constructor(|| {
+            // 5 ms to ~20 s.
+            Histogram::new(exponential_buckets(0.005, 2.0, 13))
+        });
+        registry.register(
+            "gateway_call_duration_seconds",
+            "PG calls sent, by what we learned, and how long each took",
+            gateway_calls.clone(),
+        );
+        let refusals = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "guard_refusals",
+            "PG calls the guard refused before sending, by reason",
+            refusals.clone(),
+        );
+        let breaker_state = Family::<StateLabel, IntGauge>::default();
+        registry.register(
+            "breaker_state",
+            "1 for the circuit breaker's current state, 0 for the others",
+            breaker_state.clone(),
+        );
+        let breaker_transitions = Family::<TransitionLabel, Counter>::default();
+        registry.register(
+            "breaker_transitions",
+            "Circuit breaker state changes",
+            breaker_transitions.clone(),
+        );
+        let idempotency = Family::<IdempotencyLabel, Counter>::default();
+        registry.register(
+            "idempotency_answers",
+            "Confirms answered from an Idempotency-Key record instead of being run: \
+             REPLAYED, IN_FLIGHT (409) or KEY_REUSED (422)",
+            idempotency.clone(),
+        );
+        let db_retries = Family::<OperationLabel, Counter>::default();
+        registry.register(
+            "db_retries",
+            "Transactions re-run after a transient database error",
+            db_retries.clone(),
+        );
+        let http_requests = Family::<RequestLabel, Counter>::default();
+        registry.register(
+            "http_requests",
+            "API requests answered, by route and status",
+            http_requests.clone(),
         );
         Self {
             registry,
             payments,
             gateway_in_flight,
+            gateway_calls,
+            refusals,
+            breaker_state,
+            breaker_transitions,
+            idempotency,
+            db_retries,
+            http_requests,
         }
     }
 }
 
 impl Metrics {
-    pub fn gateway_call_started(&self) -> InFlight<'_> {
-        self.gateway_in_flight.inc();
-        InFlight(&self.gateway_in_flight)
+    pub fn gateway_call_started(&self, guard: &'static str) -> InFlight {
+        let gauge = self.gateway_in_flight.get_or_create(&GuardLabel { guard });
+        gauge.inc();
+        InFlight(gauge.clone())
+    }
+
+    pub fn gateway_in_flight(&self, guard: &'static str) -> i64 {
+        self.gateway_in_flight
+            .get_or_create(&GuardLabel { guard })
+            .get()
+    }
+
+    pub fn gateway_call_finished(&self, guard: &'static str, result: &'static str, took: Duration) {
+        self.gateway_calls
+            .get_or_create(&ResultLabel { guard, result })
+            .observe(took.as_secs_f64());
+    }
+
+    pub fn guard_refused(&self, guard: &'static str, reason: &'static str) {
+        self.refusals
+            .get_or_create(&ReasonLabel { guard, reason })
+            .inc();
+    }
+
+    pub fn guard_refusals(&self, guard: &'static str, reason: &'static str) -> u64 {
+        self.refusals
+            .get_or_create(&ReasonLabel { guard, reason })
+            .get()
+    }
+
+    pub fn breaker_state(&self, guard: &'static str, current: BreakerState) {
+        for state in BreakerState::ALL {
+            self.breaker_state
+                .get_or_create(&StateLabel {
+                    guard,
+                    state: state.as_str(),
+                })
+                .set(i64::from(state == current));
+        }
+    }
+
+    pub fn breaker_transition(&self, guard: &'static str, transition: &Transition) {
+        self.breaker_transitions
+            .get_or_create(&TransitionLabel {
+                guard,
+                from: transition.from.as_str(),
+                to: transition.to.as_str(),
+            })
+            .inc();
+        self.breaker_state(guard, transition.to);
     }
 
     pub fn payment_settled(&self, status: PaymentStatus) {
         self.payments
             .get_or_create(&StatusLabel {
                 status: status.as_str(),
+            })
+            .inc();
+    }
+
+    pub fn idempotency_answer(&self, answer: &'static str) {
+        self.idempotency
+            .get_or_create(&IdempotencyLabel { answer })
+            .inc();
+    }
+
+    pub fn db_retried(&self, operation: &'static str) {
+        self.db_retries
+            .get_or_create(&OperationLabel { operation })
+            .inc();
+    }
+
+    pub fn http_answered(&self, method: &str, route: &str, status: u16) {
+        self.http_requests
+            .get_or_create(&RequestLabel {
+                method: method.to_owned(),
+                route: route.to_owned(),
+                status,
             })
             .inc();
     }
@@ -83,17 +268,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn settled_payments_and_calls_in_flight_are_rendered() {
+    fn what_the_guard_and_confirm_report_is_rendered() {
         let metrics = Metrics::default();
         metrics.payment_settled(PaymentStatus::Approved);
-        let call = metrics.gateway_call_started();
-        let text = metrics.render();
-        assert!(
-            text.contains(r#"origin_payments_total{status="APPROVED"} 1"#),
-            "{text}"
+        let call = metrics.gateway_call_started("approve");
+        metrics.guard_refused("approve", "CIRCUIT_OPEN");
+        metrics.breaker_transition(
+            "approve",
+            &Transition {
+                from: BreakerState::Closed,
+                to: BreakerState::Open,
+                at_ms: 1,
+            },
         );
-        assert!(text.contains("origin_gateway_in_flight 1"), "{text}");
+        metrics.gateway_call_finished("approve", "approved", Duration::from_millis(20));
+        metrics.http_answered("POST", "/payments/confirm", 201);
+        let text = metrics.render();
+        for line in [
+            r#"origin_payments_total{status="APPROVED"} 1"#,
+            r#"origin_gateway_in_flight{guard="approve"} 1"#,
+            r#"origin_guard_refusals_total{guard="approve",reason="CIRCUIT_OPEN"} 1"#,
+            r#"origin_breaker_state{guard="approve",state="OPEN"} 1"#,
+            r#"origin_breaker_state{guard="approve",state="CLOSED"} 0"#,
+            r#"origin_breaker_transitions_total{guard="approve",from="CLOSED",to="OPEN"} 1"#,
+            r#"origin_gateway_call_duration_seconds_count{guard="approve",result="approved"} 1"#,
+            r#"origin_http_requests_total{method="POST",route="/payments/confirm",status="201"} 1"#,
+        ] {
+            assert!(text.contains(line), "{line} missing from\n{text}");
+        }
         drop(call);
-        assert!(metrics.render().contains("origin_gateway_in_flight 0"));
+        assert!(metrics
+            .render()
+            .contains(r#"origin_gateway_in_flight{guard="approve"} 0"#));
     }
 }

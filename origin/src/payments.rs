@@ -1,8 +1,11 @@
-//! Payments: confirm (TX 1, the gateway call, TX 2) and read-back.
+//! Payments: confirm (TX 1, the guarded gateway call, TX 2) and read-back.
 //!
 //! No transaction or database connection is held across the gateway call: TX 1
 //! commits the PENDING payment before the call, so a crash during the call leaves a
-//! record to converge, and a slow gateway cannot hold the database.
+//! record to converge, and a slow gateway cannot hold the database. The call goes
+//! through the [`crate::guard`]: a refusal is a known failure, never UNKNOWN, and
+//! approvals are never retried. Database steps are retried on transient errors: each
+//! is a whole transaction, so running it again is starting over.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -15,14 +18,17 @@ use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use crate::app::AppState;
 use crate::clock::now_ms;
 use crate::edge_signature::EdgeCaller;
-use crate::error::ApiError;
+use crate::error::{error_body, ApiError};
 use crate::gateway::GatewayAnswer;
-use crate::store::{NewPayment, Outcome, Payment, PaymentStatus};
+use crate::idempotency::{self, Answer};
+use crate::store::transient::retry_transient;
+use crate::store::{Claimed, NewPayment, Outcome, Payment, PaymentStatus, StoreError};
 
 /// How many payments `GET /payments` lists.
 const RECENT_LIMIT: u32 = 50;
 
-/// `POST /payments/confirm`: 201 APPROVED or FAILED, 202 UNKNOWN.
+/// `POST /payments/confirm`: 201 APPROVED or FAILED, 202 UNKNOWN, under the
+/// Idempotency-Key rules of [`crate::idempotency`].
 pub async fn confirm(
     State(state): State<AppState>,
     Extension(caller): Extension<EdgeCaller>,
@@ -32,38 +38,145 @@ pub async fn confirm(
     let key = headers
         .get(IDEMPOTENCY_KEY_HEADER)
         .and_then(|v| v.to_str().ok());
-    check_idempotency_key(key)?;
+    let key = check_idempotency_key(key)?.to_owned();
     let request = ConfirmRequest::parse(&body)?;
-    let pending = state
-        .store
-        .insert_pending(NewPayment {
-            order_id: request.order_id,
-            user_id: caller.user_id,
-            payment_key: request.payment_key,
-            amount: request.amount,
-            event_id: request.event_id,
-            now_ms: now_ms(),
-        })
-        .await?;
-
-    let answer = {
-        let _in_flight = state.metrics.gateway_call_started();
-        state
-            .gateway
-            .confirm(&pending.order_id, &pending.payment_key, pending.amount)
-            .await
+    let claim = idempotency::claim(&caller.user_id, &key, &body);
+    let claimed = retry_transient(&state.metrics, "claim_idempotency_key", || {
+        state.store.claim_idempotency_key(&claim, now_ms())
+    })
+    .await?;
+    let resumed = match claimed {
+        Claimed::Started => false,
+        Claimed::Resumed => true,
+        Claimed::InFlight { .. } => {
+            state.metrics.idempotency_answer("IN_FLIGHT");
+            return Err(ApiError::IdempotencyInFlight);
+        }
+        Claimed::Mismatch => {
+            state.metrics.idempotency_answer("KEY_REUSED");
+            return Err(ApiError::IdempotencyKeyReused);
+        }
+        Claimed::Done(stored) => {
+            state.metrics.idempotency_answer("REPLAYED");
+            return Ok(Answer::replay(stored));
+        }
     };
-    let outcome = outcome_of(&answer);
-    if let GatewayAnswer::Unknown { cause } = &answer {
-        tracing::warn!(order_id = %pending.order_id, %cause, "payment outcome unknown");
+
+    // The payment runs in a task of its own: a client that goes away must not cut it
+    // short between the gateway call and TX 2.
+    let task = tokio::spawn(settle(
+        state.clone(),
+        caller.user_id.clone(),
+        request,
+        resumed,
+    ));
+    let answer = match task.await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(err)) => {
+            // Nothing was committed: let a retry with this key run afresh.
+            if let Err(release) = state
+                .store
+                .release_idempotency_key(&caller.user_id, &key)
+                .await
+            {
+                tracing::warn!(error = %release, "could not release an idempotency key; it frees itself after its lease");
+            }
+            return Err(err);
+        }
+        // The key stays in flight until its lease ends; a retry then finds the payment.
+        Err(panicked) => return Err(ApiError::internal(panicked)),
+    };
+    let stored = answer.stored();
+    let finished = retry_transient(&state.metrics, "finish_idempotency_key", || {
+        state
+            .store
+            .finish_idempotency_key(&caller.user_id, &key, &stored)
+    })
+    .await;
+    if let Err(err) = finished {
+        tracing::error!(error = %err, "could not store the response of an idempotency key; a retry after its lease reads the payment");
     }
-    let payment = state
-        .store
-        .record_outcome(pending.payment_id, outcome, now_ms())
-        .await?;
-    state.metrics.payment_settled(payment.status);
-    tracing::info!(order_id = %payment.order_id, status = payment.status.as_str(), "payment confirmed");
-    Ok(payment_response(payment))
+    Ok(answer.into_response())
+}
+
+/// TX 1, the guarded call, TX 2. An error means nothing was committed; once TX 1 has
+/// committed every path ends in an answer.
+async fn settle(
+    state: AppState,
+    user_id: String,
+    request: ConfirmRequest,
+    resumed: bool,
+) -> Result<Answer, ApiError> {
+    let new = NewPayment {
+        order_id: request.order_id,
+        user_id,
+        payment_key: request.payment_key,
+        amount: request.amount,
+        event_id: request.event_id,
+        now_ms: now_ms(),
+    };
+    let inserted = retry_transient(&state.metrics, "insert_pending", || {
+        state.store.insert_pending(NewPayment {
+            now_ms: now_ms(),
+            ..new.clone()
+        })
+    })
+    .await;
+    let pending = match inserted {
+        Ok(pending) => pending,
+        Err(StoreError::DuplicateOrder) if resumed => {
+            // The request that first held this key got this far before it died.
+            let existing = state
+                .store
+                .payment_by_order(&new.user_id, &new.order_id)
+                .await?;
+            return Ok(existing.map_or_else(order_exists, |p| payment_answer(&p)));
+        }
+        Err(StoreError::DuplicateOrder) => return Ok(order_exists()),
+        Err(err) => return Err(err.into()),
+    };
+
+    let call = state
+        .gateway
+        .confirm(&pending.order_id, &pending.payment_key, pending.amount);
+    let outcome = match state.guard.call(call).await {
+        Ok(answer) => {
+            if let GatewayAnswer::Unknown { cause } = &answer {
+                tracing::warn!(order_id = %pending.order_id, %cause, "payment outcome unknown");
+            }
+            outcome_of(&answer)
+        }
+        Err(refusal) => Outcome::Failed {
+            reason: refusal.reason().into(),
+        },
+    };
+    let recorded = retry_transient(&state.metrics, "record_outcome", || {
+        state
+            .store
+            .record_outcome(pending.payment_id, outcome.clone(), now_ms())
+    })
+    .await;
+    match recorded {
+        Ok(payment) => {
+            state.metrics.payment_settled(payment.status);
+            tracing::info!(order_id = %payment.order_id, status = payment.status.as_str(), reason = payment.failure_reason.as_deref(), "payment confirmed");
+            Ok(payment_answer(&payment))
+        }
+        Err(err) => {
+            tracing::error!(order_id = %pending.order_id, ?outcome, error = %err, "could not record the outcome; the payment stays PENDING until recovery");
+            Ok(payment_answer(&pending))
+        }
+    }
+}
+
+fn order_exists() -> Answer {
+    Answer::json(
+        StatusCode::CONFLICT,
+        &error_body(
+            "ORDER_EXISTS",
+            "a payment for this orderId already exists; read it with GET /payments/{orderId}",
+        ),
+    )
 }
 
 /// `GET /payments/{orderId}`: the caller's payment as it stands now.
@@ -115,12 +228,13 @@ fn outcome_of(answer: &GatewayAnswer) -> Outcome {
     }
 }
 
-fn payment_response(payment: Payment) -> Response {
+/// 201 for a settled payment, 202 while its outcome is not known.
+fn payment_answer(payment: &Payment) -> Answer {
     let status = match payment.status {
         PaymentStatus::Approved | PaymentStatus::Failed => StatusCode::CREATED,
         PaymentStatus::Unknown | PaymentStatus::Pending => StatusCode::ACCEPTED,
     };
-    (status, Json(payment)).into_response()
+    Answer::json(status, payment)
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ pub const EDGE_SECRET: &str = "e2e-edge-origin-secret-0123456789abcdef";
 /// The access-token key of the tests, `kid` [`KID`].
 pub const JWT_SECRET: &[u8] = b"e2e-access-token-key-0123456789abcdef";
 pub const KID: &str = "e2e-1";
+/// The origin's `OPERATOR_TOKEN` in tests.
+pub const OPERATOR_TOKEN: &str = "e2e-operator-token-0123456789abcdef";
 
 const READY_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -65,9 +67,19 @@ impl System {
     /// binding and releasing them, so another process may take one before a service
     /// binds it; a start that loses that race is thrown away and tried on new ports.
     pub async fn start_with(setup: EdgeSetup) -> System {
+        System::start_parts(Some(&setup), &[]).await
+    }
+
+    /// The simulator and the origin only, the origin configured with `origin_vars` over
+    /// the harness's own: for what the origin does with the PG, without an edge.
+    pub async fn backend(origin_vars: &[(&'static str, &str)]) -> System {
+        System::start_parts(None, origin_vars).await
+    }
+
+    async fn start_parts(edge: Option<&EdgeSetup>, origin_vars: &[(&'static str, &str)]) -> System {
         let mut last_failure = String::new();
         for _ in 0..3 {
-            match System::try_start(&setup).await {
+            match System::try_start(edge, origin_vars).await {
                 Ok(system) => return system,
                 Err(failure) => last_failure = failure,
             }
@@ -75,7 +87,10 @@ impl System {
         panic!("the system did not start three times; last: {last_failure}");
     }
 
-    async fn try_start(setup: &EdgeSetup) -> Result<System, String> {
+    async fn try_start(
+        edge_setup: Option<&EdgeSetup>,
+        origin_vars: &[(&'static str, &str)],
+    ) -> Result<System, String> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().expect("a temporary folder");
         let base = dir.path().to_owned();
@@ -104,8 +119,18 @@ impl System {
             .env("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}"))
             .env("DATABASE_URL", &system.database_url)
             .env("EDGE_SIGNING_SECRET", EDGE_SECRET)
-            .env("GATEWAY_URL", &gateway);
+            .env("GATEWAY_URL", &gateway)
+            .env("OPERATOR_TOKEN", OPERATOR_TOKEN)
+            .envs(origin_vars.iter().copied());
         system.spawn("origin", origin_cmd, &base);
+        let backend = [&system.gateway, &system.origin, &system.origin_metrics]
+            .map(|base| format!("{base}/healthz"));
+        for url in backend {
+            system.wait_until_healthy(&url).await?;
+        }
+        let Some(setup) = edge_setup else {
+            return Ok(system);
+        };
 
         let env_file = base.join("edge.env");
         let jwt_keys = format!(
@@ -150,16 +175,9 @@ impl System {
             ]);
         system.spawn("edge", edge, &base);
 
-        let health_checks = [
-            &system.gateway,
-            &system.origin,
-            &system.origin_metrics,
-            &system.edge,
-        ]
-        .map(|base| format!("{base}/healthz"));
-        for url in health_checks {
-            system.wait_until_healthy(&url).await?;
-        }
+        system
+            .wait_until_healthy(&format!("{}/healthz", system.edge))
+            .await?;
         Ok(system)
     }
 
@@ -271,6 +289,75 @@ impl System {
             builder = builder.header("idempotency-key", request.idempotency_key);
         }
         builder
+    }
+
+    /// `POST /payments/confirm` straight to the origin for `user`, signed as the edge
+    /// signs it, with a fresh nonce.
+    pub async fn confirm_at_origin(
+        &self,
+        user: &str,
+        key: Option<&str>,
+        body: &str,
+    ) -> reqwest::Response {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let nonce = format!(
+            "{:016x}{:016x}",
+            now_ms(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        self.signed_origin_request(SignedRequest {
+            method: "POST",
+            path_and_query: "/payments/confirm",
+            timestamp_ms: now_ms(),
+            nonce: &nonce,
+            user_id: user,
+            idempotency_key: key.unwrap_or_default(),
+            body: body.as_bytes(),
+        })
+        .send()
+        .await
+        .expect("the origin answers")
+    }
+
+    /// Sets the simulator's faults (`PUT /admin/faults`).
+    pub async fn set_faults(&self, faults: serde_json::Value) {
+        let response = self
+            .http
+            .put(format!("{}/admin/faults", self.gateway))
+            .json(&faults)
+            .send()
+            .await
+            .expect("the simulator answers");
+        assert!(
+            response.status().is_success(),
+            "faults {faults} refused: {}",
+            response.text().await.unwrap_or_default()
+        );
+    }
+
+    /// An operator route of the origin, with the operator's token.
+    pub async fn operator_get(&self, path: &str) -> serde_json::Value {
+        self.http
+            .get(format!("{}{path}", self.origin))
+            .bearer_auth(OPERATOR_TOKEN)
+            .send()
+            .await
+            .expect("the origin answers")
+            .json()
+            .await
+            .expect("JSON")
+    }
+
+    /// The origin's metrics, from its own listener.
+    pub async fn origin_metrics(&self) -> String {
+        self.http
+            .get(format!("{}/metrics", self.origin_metrics))
+            .send()
+            .await
+            .expect("the metrics listener answers")
+            .text()
+            .await
+            .expect("text")
     }
 
     /// The simulator's ledger.

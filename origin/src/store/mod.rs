@@ -4,6 +4,7 @@
 //! implementation joins when several origin instances share one database.
 
 pub mod sqlite;
+pub mod transient;
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -85,6 +86,43 @@ pub struct User {
     pub password_hash: String,
 }
 
+/// An Idempotency-Key claim: who, which key, and what request it was first used for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyClaim {
+    pub user_id: String,
+    pub key: String,
+    /// SHA-256 of the request body, hex.
+    pub request_hash: String,
+    /// How long a claim in flight keeps others out (bounds the effect of a crash).
+    pub lease_ms: i64,
+    /// How long a record is kept, from its creation.
+    pub retain_ms: i64,
+}
+
+/// A response kept for replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    /// JSON text, replayed byte for byte.
+    pub body: String,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claimed {
+    /// The key is new: this request runs.
+    Started,
+    /// The key was in flight past its lease (its request died): this request runs,
+    /// and must expect that the first one may have got partway.
+    Resumed,
+    /// Another request with this key is running, until at most `until_ms`.
+    InFlight { until_ms: i64 },
+    /// The key was used for another request body.
+    Mismatch,
+    /// The key's request finished: its response, to replay.
+    Done(StoredResponse),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("a payment for this order id already exists")]
@@ -93,8 +131,20 @@ pub enum StoreError {
     DuplicateUser,
     #[error("no payment with id {0}")]
     NoSuchPayment(i64),
+    /// No database connection came free within the acquire timeout.
+    #[error("no database connection came free in time")]
+    Busy,
     #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match err {
+            sqlx::Error::PoolTimedOut => Self::Busy,
+            other => Self::Database(other),
+        }
+    }
 }
 
 #[async_trait]
@@ -120,6 +170,28 @@ pub trait Store: Send + Sync + 'static {
 
     /// The user's most recent payments, newest first.
     async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError>;
+
+    /// Claims an Idempotency-Key for a request, atomically with any concurrent claim
+    /// of the same key. A record older than `retain_ms` counts as absent.
+    async fn claim_idempotency_key(
+        &self,
+        claim: &IdempotencyClaim,
+        now_ms: i64,
+    ) -> Result<Claimed, StoreError>;
+
+    /// Stores the response of a claimed key's request, for replay.
+    async fn finish_idempotency_key(
+        &self,
+        user_id: &str,
+        key: &str,
+        response: &StoredResponse,
+    ) -> Result<(), StoreError>;
+
+    /// Forgets a claimed key whose request did nothing, so a retry runs afresh.
+    async fn release_idempotency_key(&self, user_id: &str, key: &str) -> Result<(), StoreError>;
+
+    /// Deletes records created before `before_ms`; returns how many.
+    async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError>;
 
     /// Adds a user; the name must be new.
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError>;

@@ -14,7 +14,9 @@ use origin::app::{app, metrics_app, AppState};
 use origin::clock::now_ms;
 use origin::edge_signature::EdgeVerifier;
 use origin::gateway::GatewayClient;
+use origin::guard::{GuardConfig, PgGuard};
 use origin::metrics::Metrics;
+use origin::overload::Capacity;
 use origin::store::sqlite::SqliteStore;
 use origin::users::Passwords;
 use rules::signing::SignedRequest;
@@ -22,6 +24,7 @@ use serde_json::Value;
 use tower::ServiceExt as _;
 
 const SECRET: &[u8] = b"origin-test-secret-0123456789abcdef";
+pub const OPERATOR_TOKEN: &str = "operator-test-token-0123456789abcdef";
 
 pub struct Origin {
     pub router: Router,
@@ -32,16 +35,31 @@ pub struct Origin {
 
 impl Origin {
     pub async fn with_gateway(gateway_url: &str, timeout: Duration) -> Self {
+        let guard = GuardConfig {
+            timeout,
+            ..GuardConfig::default()
+        };
+        Self::with_guard(gateway_url, guard).await
+    }
+
+    pub async fn with_guard(gateway_url: &str, guard: GuardConfig) -> Self {
         let db = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", db.path().join("origin.sqlite3").display());
         let metrics = Arc::new(Metrics::default());
-        let store = Arc::new(SqliteStore::open(&url).await.unwrap());
+        let store = Arc::new(
+            SqliteStore::open(&url, Duration::from_secs(3))
+                .await
+                .unwrap(),
+        );
         let state = AppState {
             store: store.clone(),
-            gateway: GatewayClient::new(gateway_url, timeout).unwrap(),
+            gateway: GatewayClient::new(gateway_url).unwrap(),
+            guard: Arc::new(PgGuard::new("approve", guard, metrics.clone())),
             edge: Arc::new(EdgeVerifier::new(SECRET.to_vec())),
             metrics: metrics.clone(),
             passwords: Arc::new(Passwords::new().unwrap()),
+            operator_token: Some(Arc::from(OPERATOR_TOKEN)),
+            capacity: Capacity::new(64),
         };
         Self {
             router: app(state),

@@ -1,0 +1,101 @@
+//! The PG guard's own cost per call — permit, timeout, record — with the PG call
+//! mocked by a future that is ready at once. Beside a network call (milliseconds) it
+//! should not register: single-digit microseconds at most.
+//!
+//! `cargo bench -p origin --bench guard`
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use origin::gateway::GatewayAnswer;
+use origin::guard::breaker::BreakerConfig;
+use origin::guard::limiter::LimiterConfig;
+use origin::guard::{GuardConfig, PgGuard};
+use origin::metrics::Metrics;
+use rules::sliding_window::Rate;
+
+/// Runs `future`, which never waits, to its end with one poll.
+fn run_ready<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the mocked call never waits"),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let _context = runtime.enter();
+    let approved = || async { GatewayAnswer::Approved { approved_at: 1 } };
+    let unlimited = Rate {
+        limit: u32::MAX,
+        window_ms: 1,
+    };
+    let configs = [
+        (
+            "timeout only",
+            GuardConfig {
+                bulkhead: 0,
+                breaker: None,
+                ..GuardConfig::default()
+            },
+        ),
+        (
+            "defaults (timeout, bulkhead, breaker)",
+            GuardConfig::default(),
+        ),
+        (
+            "everything, token bucket",
+            GuardConfig {
+                limiter: LimiterConfig::TokenBucket(unlimited),
+                ..GuardConfig::default()
+            },
+        ),
+        (
+            "everything, sliding window",
+            GuardConfig {
+                limiter: LimiterConfig::SlidingWindow(Rate {
+                    limit: 1_000,
+                    window_ms: 1,
+                }),
+                ..GuardConfig::default()
+            },
+        ),
+    ];
+    let mut group = c.benchmark_group("guard call");
+    for (name, config) in configs {
+        let guard = PgGuard::new("bench", config, Arc::new(Metrics::default()));
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(run_ready(guard.call(approved()))))
+        });
+    }
+    let open = PgGuard::new(
+        "bench",
+        GuardConfig {
+            breaker: Some(BreakerConfig {
+                window: 1,
+                min_calls: 1,
+                open_ms: u64::MAX / 2,
+                ..BreakerConfig::default()
+            }),
+            ..GuardConfig::default()
+        },
+        Arc::new(Metrics::default()),
+    );
+    let _ = run_ready(open.call(async { GatewayAnswer::NotSent }));
+    group.bench_function("refused (breaker open)", |b| {
+        b.iter(|| black_box(run_ready(open.call(approved()))))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,325 @@
+//! The PG guard (SPEC §3.2): what stands between a payment and the payment gateway.
+//!
+//! | device | refused call becomes |
+//! |---|---|
+//! | timeout | UNKNOWN — sent, outcome not known |
+//! | circuit breaker ([`breaker`]) | FAILED `CIRCUIT_OPEN` — not sent |
+//! | bulkhead (in-flight cap, no waiting) | FAILED `BULKHEAD_FULL` — not sent |
+//! | limiter ([`limiter`], off by default) | FAILED `RATE_LIMITED` — not sent |
+//!
+//! Only the timeout can make a payment UNKNOWN; every refusal happens before anything
+//! is sent, at once, and is a known failure. Nothing is retried.
+//!
+//! The devices are asked in that order, and a later refusal gives back what the
+//! earlier ones granted, so the limiter counts exactly the calls that were sent. The
+//! [`Permit`] of a call in flight gives everything back when dropped, so a cancelled
+//! call never keeps a bulkhead slot or a half-open probe.
+
+pub mod breaker;
+pub mod limiter;
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::gateway::GatewayAnswer;
+use crate::metrics::Metrics;
+use breaker::{Breaker, BreakerConfig, BreakerPermit, BreakerView, CallResult, Transition};
+use limiter::{Limiter, LimiterConfig};
+
+/// How many transitions `GET /admin/guard` shows.
+const TRANSITIONS_KEPT: usize = 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardConfig {
+    /// Past it, a sent call's outcome is unknown.
+    pub timeout: Duration,
+    /// Calls in flight at most; 0 turns the bulkhead off.
+    pub bulkhead: u32,
+    /// `None` turns the breaker off.
+    pub breaker: Option<BreakerConfig>,
+    pub limiter: LimiterConfig,
+}
+
+impl Default for GuardConfig {
+    /// The SPEC defaults.
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(3),
+            bulkhead: 50,
+            breaker: Some(BreakerConfig::default()),
+            limiter: LimiterConfig::Off,
+        }
+    }
+}
+
+/// Why the guard did not send a call. The call never left; the payment is FAILED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    CircuitOpen,
+    BulkheadFull,
+    RateLimited,
+}
+
+impl Refusal {
+    pub const ALL: [Self; 3] = [Self::CircuitOpen, Self::BulkheadFull, Self::RateLimited];
+
+    /// The payment's `failureReason`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::CircuitOpen => "CIRCUIT_OPEN",
+            Self::BulkheadFull => "BULKHEAD_FULL",
+            Self::RateLimited => "RATE_LIMITED",
+        }
+    }
+}
+
+/// Whether an answer counts against the PG's health: no answer, a 5xx, a refused
+/// connection, or a 429 do; a decline or another 4xx is the PG working.
+fn is_failure(answer: &GatewayAnswer) -> bool {
+    match answer {
+        GatewayAnswer::Approved { .. } | GatewayAnswer::Declined => false,
+        GatewayAnswer::Rejected { status } => *status == 429,
+        GatewayAnswer::NotSent | GatewayAnswer::Unknown { .. } => true,
+    }
+}
+
+/// The guard in front of one kind of PG call; `name` labels its metrics.
+pub struct PgGuard {
+    name: &'static str,
+    config: GuardConfig,
+    epoch: Instant,
+    bulkhead: Option<Arc<Semaphore>>,
+    breaker: Option<Mutex<Breaker>>,
+    limiter: Mutex<Limiter>,
+    transitions: Mutex<VecDeque<Transition>>,
+    metrics: Arc<Metrics>,
+}
+
+impl PgGuard {
+    pub fn new(name: &'static str, config: GuardConfig, metrics: Arc<Metrics>) -> Self {
+        let guard = Self {
+            name,
+            config,
+            epoch: Instant::now(),
+            bulkhead: (config.bulkhead > 0)
+                .then(|| Arc::new(Semaphore::new(config.bulkhead as usize))),
+            breaker: config.breaker.map(|c| Mutex::new(Breaker::new(c))),
+            limiter: Mutex::new(Limiter::new(config.limiter)),
+            transitions: Mutex::new(VecDeque::new()),
+            metrics,
+        };
+        if guard.breaker.is_some() {
+            guard
+                .metrics
+                .breaker_state(name, breaker::BreakerState::Closed);
+        }
+        guard
+    }
+
+    pub fn config(&self) -> &GuardConfig {
+        &self.config
+    }
+
+    /// Makes `call` through the guard: refused at once, or sent and bounded by the
+    /// timeout, whose expiry is an [`GatewayAnswer::Unknown`].
+    pub async fn call(
+        &self,
+        call: impl Future<Output = GatewayAnswer>,
+    ) -> Result<GatewayAnswer, Refusal> {
+        let permit = self.admit().inspect_err(|refusal| {
+            self.metrics.guard_refused(self.name, refusal.reason());
+        })?;
+        let _in_flight = self.metrics.gateway_call_started(self.name);
+        let answer = tokio::time::timeout(self.config.timeout, call)
+            .await
+            .unwrap_or_else(|_| GatewayAnswer::Unknown {
+                cause: format!(
+                    "no answer within the {} ms timeout",
+                    self.config.timeout.as_millis()
+                ),
+            });
+        permit.finish(&answer);
+        Ok(answer)
+    }
+
+    /// The guard as operators see it (`GET /admin/guard`).
+    pub fn view(&self) -> GuardView {
+        let breaker = self.breaker.as_ref().map(|breaker| {
+            let (view, transition) = lock(breaker).observe(self.now_ms());
+            self.note(transition);
+            view
+        });
+        GuardView {
+            name: self.name,
+            timeout_ms: self.config.timeout.as_millis() as u64,
+            in_flight: self.metrics.gateway_in_flight(self.name),
+            bulkhead: BulkheadView {
+                enabled: self.bulkhead.is_some(),
+                max_concurrent: self.config.bulkhead,
+                available: self
+                    .bulkhead
+                    .as_ref()
+                    .map_or(0, |slots| slots.available_permits() as u32),
+            },
+            breaker: BreakerStatus {
+                enabled: breaker.is_some(),
+                now_ms: self.now_ms(),
+                state: breaker,
+                transitions: lock(&self.transitions).iter().copied().collect(),
+            },
+            limiter: LimiterView {
+                kind: self.config.limiter.name(),
+                rate: self
+                    .config
+                    .limiter
+                    .rate()
+                    .map(|rate| format!("{}/{}ms", rate.limit, rate.window_ms)),
+            },
+            refusals: Refusal::ALL
+                .iter()
+                .map(|refusal| {
+                    let count = self.metrics.guard_refusals(self.name, refusal.reason());
+                    (refusal.reason(), count)
+                })
+                .collect(),
+        }
+    }
+
+    fn admit(&self) -> Result<Permit<'_>, Refusal> {
+        let now_ms = self.now_ms();
+        let breaker = match &self.breaker {
+            None => None,
+            Some(breaker) => {
+                let (permit, transition) = lock(breaker).try_acquire(now_ms);
+                self.note(transition);
+                Some(permit.map_err(|_| Refusal::CircuitOpen)?)
+            }
+        };
+        let mut permit = Permit {
+            guard: self,
+            breaker,
+            slot: None,
+            started: Instant::now(),
+        };
+        if let Some(slots) = &self.bulkhead {
+            let slot = slots.clone().try_acquire_owned();
+            permit.slot = Some(slot.map_err(|_| Refusal::BulkheadFull)?);
+        }
+        if !lock(&self.limiter).try_take(now_ms as i64) {
+            return Err(Refusal::RateLimited);
+        }
+        Ok(permit)
+    }
+
+    /// Milliseconds since the guard was made: monotonic, whatever the wall clock does.
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    fn note(&self, transition: Option<Transition>) {
+        let Some(transition) = transition else {
+            return;
+        };
+        tracing::warn!(
+            guard = self.name,
+            from = transition.from.as_str(),
+            to = transition.to.as_str(),
+            "circuit breaker changed state"
+        );
+        self.metrics.breaker_transition(self.name, &transition);
+        let mut kept = lock(&self.transitions);
+        if kept.len() == TRANSITIONS_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back(transition);
+    }
+}
+
+/// One admitted call. Reporting its answer consumes it; dropping it unreported gives
+/// back the half-open probe slot it may hold. The bulkhead slot goes with it.
+struct Permit<'a> {
+    guard: &'a PgGuard,
+    breaker: Option<BreakerPermit>,
+    slot: Option<OwnedSemaphorePermit>,
+    started: Instant,
+}
+
+impl Permit<'_> {
+    fn finish(mut self, answer: &GatewayAnswer) {
+        let elapsed = self.started.elapsed();
+        let guard = self.guard;
+        guard
+            .metrics
+            .gateway_call_finished(guard.name, answer.kind(), elapsed);
+        if let (Some(permit), Some(breaker)) = (self.breaker.take(), &guard.breaker) {
+            let result = CallResult {
+                failed: is_failure(answer),
+                duration_ms: elapsed.as_millis() as u64,
+            };
+            let transition = lock(breaker).record(permit, result, guard.now_ms());
+            guard.note(transition);
+        }
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if let (Some(permit), Some(breaker)) = (self.breaker.take(), &self.guard.breaker) {
+            lock(breaker).release(permit);
+        }
+    }
+}
+
+/// The guard's locks guard plain data that every step leaves consistent.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GuardView {
+    pub name: &'static str,
+    pub timeout_ms: u64,
+    pub in_flight: i64,
+    pub bulkhead: BulkheadView,
+    pub breaker: BreakerStatus,
+    pub limiter: LimiterView,
+    /// Calls refused since start, by `failureReason`.
+    pub refusals: std::collections::BTreeMap<&'static str, u64>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BulkheadView {
+    pub enabled: bool,
+    pub max_concurrent: u32,
+    pub available: u32,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BreakerStatus {
+    pub enabled: bool,
+    /// The guard's clock (ms since start), the time base of `openUntilMs` and `atMs`.
+    pub now_ms: u64,
+    #[serde(flatten)]
+    pub state: Option<BreakerView>,
+    /// The latest transitions, oldest first.
+    pub transitions: Vec<Transition>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimiterView {
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
+}
+
+#[cfg(test)]
+mod tests;

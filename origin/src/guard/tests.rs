@@ -1,0 +1,227 @@
+//! The guard's devices put together, with the PG call mocked by a future.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rules::sliding_window::Rate;
+use tokio::sync::oneshot;
+
+use super::*;
+
+const APPROVED: GatewayAnswer = GatewayAnswer::Approved { approved_at: 1 };
+
+fn guard(config: GuardConfig) -> (PgGuard, Arc<Metrics>) {
+    let metrics = Arc::new(Metrics::default());
+    (PgGuard::new("approve", config, metrics.clone()), metrics)
+}
+
+fn small_breaker() -> BreakerConfig {
+    BreakerConfig {
+        window: 4,
+        min_calls: 2,
+        open_ms: 60_000,
+        half_open_calls: 1,
+        ..BreakerConfig::default()
+    }
+}
+
+/// A call that counts whether it ran.
+async fn counted(calls: &AtomicU32, answer: GatewayAnswer) -> GatewayAnswer {
+    calls.fetch_add(1, Ordering::SeqCst);
+    answer
+}
+
+#[tokio::test]
+async fn a_call_past_the_timeout_is_unknown_and_counts_as_a_failure() {
+    let (guard, metrics) = guard(GuardConfig {
+        timeout: Duration::from_millis(20),
+        breaker: Some(small_breaker()),
+        ..GuardConfig::default()
+    });
+    for _ in 0..2 {
+        let answer = guard.call(std::future::pending()).await;
+        assert!(
+            matches!(answer, Ok(GatewayAnswer::Unknown { .. })),
+            "{answer:?}"
+        );
+    }
+    let calls = AtomicU32::new(0);
+    assert_eq!(
+        guard.call(counted(&calls, APPROVED)).await,
+        Err(Refusal::CircuitOpen)
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "a refused call is never made"
+    );
+    assert_eq!(metrics.guard_refusals("approve", "CIRCUIT_OPEN"), 1);
+    assert_eq!(metrics.gateway_in_flight("approve"), 0);
+}
+
+#[tokio::test]
+async fn declines_and_business_rejections_keep_the_breaker_closed() {
+    let (guard, _) = guard(GuardConfig {
+        breaker: Some(small_breaker()),
+        ..GuardConfig::default()
+    });
+    for answer in [
+        GatewayAnswer::Declined,
+        GatewayAnswer::Rejected { status: 409 },
+        GatewayAnswer::Declined,
+    ] {
+        assert_eq!(guard.call(async { answer.clone() }).await, Ok(answer));
+    }
+    let view = guard.view();
+    assert_eq!(
+        view.breaker.state.map(|s| s.state),
+        Some(breaker::BreakerState::Closed)
+    );
+}
+
+#[tokio::test]
+async fn connection_errors_5xx_and_429_open_the_breaker() {
+    for failure in [
+        GatewayAnswer::NotSent,
+        GatewayAnswer::Unknown {
+            cause: "500".into(),
+        },
+        GatewayAnswer::Rejected { status: 429 },
+    ] {
+        let (guard, _) = guard(GuardConfig {
+            breaker: Some(small_breaker()),
+            ..GuardConfig::default()
+        });
+        for _ in 0..2 {
+            let answer = failure.clone();
+            guard.call(async move { answer }).await.unwrap();
+        }
+        assert_eq!(
+            guard.call(async { APPROVED }).await,
+            Err(Refusal::CircuitOpen),
+            "{failure:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_full_bulkhead_refuses_at_once_and_a_finished_call_frees_its_slot() {
+    let (guard, metrics) = guard(GuardConfig {
+        bulkhead: 2,
+        ..GuardConfig::default()
+    });
+    let guard = Arc::new(guard);
+    let mut releases = Vec::new();
+    let mut calls = Vec::new();
+    for _ in 0..2 {
+        let (release, held) = oneshot::channel::<()>();
+        releases.push(release);
+        let guard = guard.clone();
+        calls.push(tokio::spawn(async move {
+            guard
+                .call(async move {
+                    let _ = held.await;
+                    APPROVED
+                })
+                .await
+        }));
+    }
+    while metrics.gateway_in_flight("approve") < 2 {
+        tokio::task::yield_now().await;
+    }
+    let ran = AtomicU32::new(0);
+    assert_eq!(
+        guard.call(counted(&ran, APPROVED)).await,
+        Err(Refusal::BulkheadFull)
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    assert_eq!(guard.view().bulkhead.available, 0);
+    drop(releases);
+    for call in calls {
+        assert_eq!(call.await.unwrap(), Ok(APPROVED));
+    }
+    assert_eq!(guard.view().bulkhead.available, 2);
+    assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+}
+
+#[tokio::test]
+async fn a_cancelled_probe_gives_its_slot_back() {
+    let (guard, _) = guard(GuardConfig {
+        breaker: Some(BreakerConfig {
+            open_ms: 0,
+            ..small_breaker()
+        }),
+        ..GuardConfig::default()
+    });
+    for _ in 0..2 {
+        guard.call(async { GatewayAnswer::NotSent }).await.unwrap();
+    }
+    // Open with no wait: the next call is the one half-open probe. Drop it mid-call.
+    let probe = guard.call(std::future::pending());
+    let cancelled = tokio::time::timeout(Duration::from_millis(10), probe).await;
+    assert!(cancelled.is_err());
+    assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+    let view = guard.view();
+    assert_eq!(
+        view.breaker.state.map(|s| s.state),
+        Some(breaker::BreakerState::Closed)
+    );
+    assert_eq!(view.bulkhead.available, 50);
+}
+
+#[tokio::test]
+async fn the_limiter_refuses_past_its_rate_and_counts_only_sent_calls() {
+    let one_per_minute = Rate {
+        limit: 1,
+        window_ms: 60_000,
+    };
+    for limiter in [
+        LimiterConfig::TokenBucket(one_per_minute),
+        LimiterConfig::SlidingWindow(one_per_minute),
+    ] {
+        let (guard, metrics) = guard(GuardConfig {
+            limiter,
+            ..GuardConfig::default()
+        });
+        assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+        assert_eq!(
+            guard.call(async { APPROVED }).await,
+            Err(Refusal::RateLimited)
+        );
+        assert_eq!(metrics.guard_refusals("approve", "RATE_LIMITED"), 1);
+    }
+}
+
+#[tokio::test]
+async fn an_open_breaker_refuses_before_the_bulkhead_or_limiter_are_asked() {
+    let (guard, _) = guard(GuardConfig {
+        bulkhead: 1,
+        breaker: Some(small_breaker()),
+        limiter: LimiterConfig::SlidingWindow(Rate {
+            limit: 2,
+            window_ms: 60_000,
+        }),
+        ..GuardConfig::default()
+    });
+    for _ in 0..2 {
+        guard.call(async { GatewayAnswer::NotSent }).await.unwrap();
+    }
+    assert_eq!(
+        guard.call(async { APPROVED }).await,
+        Err(Refusal::CircuitOpen)
+    );
+    assert_eq!(guard.view().bulkhead.available, 1);
+}
+
+#[tokio::test]
+async fn everything_off_lets_every_call_through() {
+    let (guard, _) = guard(GuardConfig {
+        bulkhead: 0,
+        breaker: None,
+        ..GuardConfig::default()
+    });
+    for _ in 0..30 {
+        guard.call(async { GatewayAnswer::NotSent }).await.unwrap();
+    }
+    let view = guard.view();
+    assert!(!view.bulkhead.enabled && !view.breaker.enabled);
+}

@@ -1,0 +1,130 @@
+//! The API's own limits (SPEC §3.7): a cap on requests handled at once, with the
+//! excess answered 503 `BUSY` + `Retry-After` at once instead of queueing; a deadline
+//! on each request, so a client that sends its body slowly cannot keep a slot; and a
+//! count of every answer by route and status for the metrics listener.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::Semaphore;
+
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+
+/// Requests the API handles at once, and how long each may take.
+#[derive(Clone)]
+pub struct Capacity {
+    slots: Arc<Semaphore>,
+    deadline: Duration,
+}
+
+impl Capacity {
+    /// `max_concurrent` requests at once, each within [`REQUEST_DEADLINE`].
+    pub fn new(max_concurrent: u32) -> Self {
+        Self::with_deadline(max_concurrent, REQUEST_DEADLINE)
+    }
+
+    pub fn with_deadline(max_concurrent: u32, deadline: Duration) -> Self {
+        Self {
+            slots: Arc::new(Semaphore::new(max_concurrent as usize)),
+            deadline,
+        }
+    }
+}
+
+/// The longest any request may take, body upload included. Far above what a confirm
+/// needs (its database waits and the PG call are each bounded by seconds), which runs
+/// to its end in a task of its own even when its client is gone.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Handles the request if a slot is free now, within the deadline; sheds it otherwise.
+pub async fn shed_excess(
+    State(capacity): State<Capacity>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match capacity.slots.clone().try_acquire_owned() {
+        Ok(_slot) => tokio::time::timeout(capacity.deadline, next.run(request))
+            .await
+            .unwrap_or_else(|_| ApiError::RequestTimeout.into_response()),
+        Err(_) => {
+            tracing::warn!(path = %request.uri().path(), "shed a request: the API is at capacity");
+            ApiError::Busy.into_response()
+        }
+    }
+}
+
+/// Counts the answer to every request by method, matched route and status.
+pub async fn count_requests(
+    State(metrics): State<Arc<Metrics>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let method = request.method().as_str().to_owned();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", MatchedPath::as_str)
+        .to_owned();
+    let response = next.run(request).await;
+    metrics.http_answered(&method, &route, response.status().as_u16());
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::{Body, Bytes};
+    use axum::http::StatusCode;
+    use axum::middleware::from_fn_with_state;
+    use axum::routing::post;
+    use axum::Router;
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    fn router(capacity: Capacity) -> Router {
+        Router::new()
+            .route("/echo", post(|body: Bytes| async move { body }))
+            .layer(from_fn_with_state(capacity, shed_excess))
+    }
+
+    /// A body that sends one byte and then nothing, forever.
+    fn stalled_body() -> Body {
+        let first =
+            futures_util::stream::once(async { Ok::<_, std::io::Error>(Bytes::from_static(b"{")) });
+        Body::from_stream(futures_util::StreamExt::chain(
+            first,
+            futures_util::stream::pending(),
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_request_past_its_deadline_is_answered_408_and_frees_its_slot() {
+        let capacity = Capacity::with_deadline(1, Duration::from_millis(50));
+        let request = Request::post("/echo").body(stalled_body()).unwrap();
+        let response = router(capacity.clone()).oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+        let request = Request::post("/echo").body(Body::from("ok")).unwrap();
+        let response = router(capacity).oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_request_beyond_the_cap_is_shed_at_once() {
+        let capacity = Capacity::with_deadline(1, Duration::from_secs(5));
+        let held = tokio::spawn(
+            router(capacity.clone()).oneshot(Request::post("/echo").body(stalled_body()).unwrap()),
+        );
+        while capacity.slots.available_permits() > 0 {
+            tokio::task::yield_now().await;
+        }
+        let request = Request::post("/echo").body(Body::from("ok")).unwrap();
+        let response = router(capacity).oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()["retry-after"], "1");
+        held.abort();
+    }
+}
