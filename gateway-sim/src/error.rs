@@ -5,6 +5,8 @@
 //! is turned into `{"code":"UPPER_SNAKE","message":"..."}` here, never plain
 //! text.
 
+use std::num::NonZeroU32;
+
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -21,6 +23,21 @@ pub enum ApiError {
     OrderConflict { order_id: String },
     #[error("method not allowed for this path")]
     MethodNotAllowed,
+    /// A `PUT /admin/faults` body that is not a valid setting.
+    #[error("{0}")]
+    InvalidFaults(String),
+    /// `REFUSE_CONNECTIONS` asked of a simulator whose socket is owned by
+    /// someone else's server.
+    #[error(
+        "REFUSE_CONNECTIONS needs the simulator's own server (gateway_sim::serve), \
+         which owns the listening socket; this one is served by another"
+    )]
+    RefusalUnavailable,
+    #[error("more than {max_per_second} confirms within one second")]
+    RateLimited { max_per_second: NonZeroU32 },
+    /// An injected failure (`ERROR_500`) or a task of ours that died.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl ApiError {
@@ -30,6 +47,10 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::OrderConflict { .. } => StatusCode::CONFLICT,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::InvalidFaults(_) => StatusCode::BAD_REQUEST,
+            Self::RefusalUnavailable => StatusCode::CONFLICT,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -39,6 +60,10 @@ impl ApiError {
             Self::NotFound(_) => "NOT_FOUND",
             Self::OrderConflict { .. } => "ORDER_CONFLICT",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Self::InvalidFaults(_) => "INVALID_FAULTS",
+            Self::RefusalUnavailable => "REFUSAL_UNAVAILABLE",
+            Self::RateLimited { .. } => "RATE_LIMITED",
+            Self::Internal(_) => "INTERNAL",
         }
     }
 }

@@ -1,21 +1,29 @@
 //! HTTP surface of the simulated gateway.
 //!
-//! Handlers only translate between JSON and the [`Ledger`](crate::ledger::Ledger):
-//! validation of the wire body happens here, decisions happen in the ledger,
-//! and the system clock is read in exactly one place ([`now_ms`]).
+//! Handlers only translate between JSON and the [`Ledger`](crate::ledger::Ledger)
+//! and [`Faults`]: validation of wire bodies happens here, decisions happen
+//! in the ledger, the random rolls (decline, jitter) are made here and passed
+//! in, and the system clock is read in exactly one place ([`now_ms`]).
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::future::pending;
+use std::num::NonZeroU32;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{Method, Uri};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::ledger::{ConfirmOutcome, ConfirmRequest, Confirmation, LedgerSnapshot, PaymentView};
+use crate::faults::{FaultMode, Faults, MAX_HOLD_MS};
+use crate::ledger::{
+    ConfirmOutcome, ConfirmRequest, Confirmation, LedgerSnapshot, PaymentView, Processing,
+    RateLimited,
+};
+use crate::server::ConnectionHandle;
 use crate::SimState;
 
 /// Confirm bodies are a few short fields; anything near this is a client bug.
@@ -26,6 +34,7 @@ pub fn app(state: SimState) -> Router {
         .route("/v1/payments/confirm", post(confirm))
         .route("/v1/payments/{order_id}", get(payment))
         .route("/admin/ledger", get(ledger))
+        .route("/admin/faults", get(faults).put(set_faults))
         .route("/healthz", get(healthz))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
@@ -67,21 +76,172 @@ impl TryFrom<ConfirmBody> for ConfirmRequest {
     }
 }
 
+/// The `PUT /admin/faults` body as sent; [`Faults`] is what survives
+/// validation. Absent fields take their defaults.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FaultsBody {
+    mode: FaultMode,
+    // Signed so that negative values get our message rather than serde's.
+    delay_ms: Option<i64>,
+    jitter_ms: Option<i64>,
+    decline_rate: Option<f64>,
+    max_per_second: Option<i64>,
+    idempotent: Option<bool>,
+    duration_ms: Option<i64>,
+}
+
+impl TryFrom<FaultsBody> for Faults {
+    type Error = ApiError;
+
+    fn try_from(body: FaultsBody) -> Result<Self, ApiError> {
+        let defaults = Faults::default();
+        let decline_rate = body.decline_rate.unwrap_or(defaults.decline_rate);
+        if !(0.0..=1.0).contains(&decline_rate) {
+            return Err(ApiError::InvalidFaults(format!(
+                "declineRate must be between 0.0 and 1.0, got {decline_rate}"
+            )));
+        }
+        let max_per_second = body
+            .max_per_second
+            .map(|max| {
+                u32::try_from(max)
+                    .ok()
+                    .and_then(NonZeroU32::new)
+                    .ok_or_else(|| {
+                        ApiError::InvalidFaults(format!(
+                            "maxPerSecond must be between 1 and {}, got {max}",
+                            u32::MAX
+                        ))
+                    })
+            })
+            .transpose()?;
+        let duration_ms = match (body.mode, body.duration_ms) {
+            (FaultMode::RefuseConnections, None) => {
+                return Err(ApiError::InvalidFaults(
+                    "REFUSE_CONNECTIONS needs durationMs: the admin API shares the closed port"
+                        .into(),
+                ))
+            }
+            (FaultMode::RefuseConnections, Some(duration)) => {
+                Some(millis("durationMs", duration, 1)?)
+            }
+            (_, None) => None,
+            (_, Some(_)) => {
+                return Err(ApiError::InvalidFaults(
+                    "durationMs applies to REFUSE_CONNECTIONS only".into(),
+                ))
+            }
+        };
+        Ok(Self {
+            mode: body.mode,
+            delay_ms: body
+                .delay_ms
+                .map_or(Ok(defaults.delay_ms), |delay| millis("delayMs", delay, 0))?,
+            jitter_ms: body.jitter_ms.map_or(Ok(defaults.jitter_ms), |jitter| {
+                millis("jitterMs", jitter, 0)
+            })?,
+            decline_rate,
+            max_per_second,
+            idempotent: body.idempotent.unwrap_or(defaults.idempotent),
+            duration_ms,
+        })
+    }
+}
+
+/// A duration field in milliseconds, from `min` to [`MAX_HOLD_MS`].
+fn millis(field: &str, value: i64, min: u64) -> Result<u64, ApiError> {
+    u64::try_from(value)
+        .ok()
+        .filter(|millis| (min..=MAX_HOLD_MS).contains(millis))
+        .ok_or_else(|| {
+            ApiError::InvalidFaults(format!(
+                "{field} must be between {min} and {MAX_HOLD_MS}, got {value}"
+            ))
+        })
+}
+
+/// A valid confirm is first received (counted, and refused with 429 above
+/// the rate cap, whatever the mode), then the fault mode in force decides
+/// whether, when and how it is processed and answered.
 async fn confirm(
     State(state): State<SimState>,
+    connection: Option<Extension<ConnectionHandle>>,
     body: Result<Json<ConfirmBody>, JsonRejection>,
 ) -> Result<Json<Confirmation>, ApiError> {
     let Json(body) = body?;
     let request = ConfirmRequest::try_from(body)?;
     let order_id = request.order_id.clone();
-    let now = now_ms();
-    match state.with_ledger(|ledger| ledger.confirm(request, now)) {
-        ConfirmOutcome::First(confirmation) => {
+    let faults = state.faults();
+    let received = state
+        .with_ledger(|ledger| ledger.receive(request, now_ms(), faults.max_per_second))
+        .map_err(|RateLimited { max_per_second }| {
+            tracing::info!(order_id, "confirm over the rate cap");
+            ApiError::RateLimited { max_per_second }
+        })?;
+    let processing = Processing {
+        idempotent: faults.idempotent,
+        decline: fastrand::f64() < faults.decline_rate,
+    };
+
+    let outcome = match faults.mode {
+        // A refusal acts on sockets; a request that got in before it is served.
+        FaultMode::Normal | FaultMode::RefuseConnections => {
+            state.with_ledger(|ledger| ledger.process(received, now_ms(), processing))
+        }
+        FaultMode::Delay => {
+            let delay = faults.delay_ms + fastrand::u64(0..=faults.jitter_ms);
+            tracing::info!(order_id, delay, "DELAY: processing later");
+            // Its own task, so the confirm is processed even if the client
+            // stops waiting, as a slow gateway would.
+            let state = state.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+                state.with_ledger(|ledger| ledger.process(received, now_ms(), processing))
+            })
+            .await
+            .map_err(|err| ApiError::Internal(format!("processing the confirm failed: {err}")))?
+        }
+        FaultMode::HangAfterProcessing => {
+            let outcome =
+                state.with_ledger(|ledger| ledger.process(received, now_ms(), processing));
+            tracing::info!(
+                order_id,
+                "HANG_AFTER_PROCESSING: processed, holding the answer"
+            );
+            tokio::time::sleep(faults.hold()).await;
+            outcome
+        }
+        FaultMode::HangBeforeProcessing => {
+            drop(received);
+            tracing::info!(
+                order_id,
+                "HANG_BEFORE_PROCESSING: received, never processed"
+            );
+            tokio::time::sleep(faults.hold()).await;
+            if let Some(Extension(connection)) = connection {
+                connection.drop_without_answer();
+            }
+            // Served by another server, the connection cannot be dropped from
+            // here: it stays held until the client leaves.
+            return pending().await;
+        }
+        FaultMode::Error500 => {
+            drop(received);
+            tracing::info!(order_id, "ERROR_500: received, never processed");
+            return Err(ApiError::Internal(
+                "injected fault ERROR_500: the confirm was received but not processed".into(),
+            ));
+        }
+    };
+
+    match outcome {
+        ConfirmOutcome::New(confirmation) => {
             tracing::info!(order_id, status = ?confirmation.status, "confirm decided");
             Ok(Json(confirmation))
         }
         ConfirmOutcome::Repeat(confirmation) => {
-            tracing::info!(order_id, "repeat confirm; replaying first result");
+            tracing::info!(order_id, "repeat confirm; replaying the recorded result");
             Ok(Json(confirmation))
         }
         ConfirmOutcome::Conflict => {
@@ -104,6 +264,29 @@ async fn payment(
 
 async fn ledger(State(state): State<SimState>) -> Json<LedgerSnapshot> {
     Json(state.with_ledger(|ledger| ledger.snapshot()))
+}
+
+async fn faults(State(state): State<SimState>) -> Json<Faults> {
+    Json(state.faults())
+}
+
+/// Replaces the whole fault setting; answers the setting now in force.
+async fn set_faults(
+    State(state): State<SimState>,
+    body: Result<Json<FaultsBody>, JsonRejection>,
+) -> Result<Json<Faults>, ApiError> {
+    let Json(body) = body.map_err(|rejection| ApiError::InvalidFaults(rejection.body_text()))?;
+    let faults = Faults::try_from(body)?;
+    match faults.refusal() {
+        Some(duration) => state
+            .server()
+            .refuse(faults, duration)
+            .await
+            .map_err(|_| ApiError::RefusalUnavailable)?,
+        None => state.set_faults(faults),
+    }
+    tracing::info!(?faults, "fault settings replaced");
+    Ok(Json(faults))
 }
 
 async fn healthz() -> Json<Value> {

@@ -1,4 +1,10 @@
 //! Drives the router in-process, as the payment system's clients would see it.
+//!
+//! Faults that act on sockets (`REFUSE_CONNECTIONS`, and the dropped
+//! connection that ends `HANG_BEFORE_PROCESSING`) are exercised through a
+//! real server in `tests/server.rs`.
+
+use std::time::{Duration, Instant};
 
 use axum::body::{to_bytes, Body};
 use axum::http::{header, Method, Request, StatusCode};
@@ -45,6 +51,32 @@ async fn post_raw(router: &Router, body: impl Into<Body>) -> (StatusCode, Value)
 
 async fn confirm(router: &Router, body: Value) -> (StatusCode, Value) {
     post_raw(router, body.to_string()).await
+}
+
+async fn put_faults_raw(router: &Router, body: impl Into<Body>) -> (StatusCode, Value) {
+    let request = Request::put("/admin/faults")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body.into())
+        .expect("valid request");
+    send(router, request).await
+}
+
+/// Puts `faults` in force, asserting they were accepted.
+async fn put_faults(router: &Router, faults: Value) -> Value {
+    let (status, body) = put_faults_raw(router, faults.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+/// A client that gives up after `patience`: `None` when it did.
+async fn confirm_within(
+    router: &Router,
+    body: Value,
+    patience: Duration,
+) -> Option<(StatusCode, Value)> {
+    tokio::time::timeout(patience, confirm(router, body))
+        .await
+        .ok()
 }
 
 fn confirm_body(order_id: &str, payment_key: &str, amount: i64) -> Value {
@@ -149,7 +181,7 @@ async fn admin_ledger_starts_empty() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         ledger,
-        json!({ "requestCount": 0, "requests": [], "approvals": [] })
+        json!({ "requestCount": 0, "requests": [], "approvals": [], "declines": [] })
     );
 }
 
@@ -236,4 +268,369 @@ async fn wrong_method_is_a_json_method_not_allowed() {
         StatusCode::METHOD_NOT_ALLOWED,
         "METHOD_NOT_ALLOWED",
     );
+}
+
+fn default_faults() -> Value {
+    json!({
+        "mode": "NORMAL",
+        "delayMs": 0,
+        "jitterMs": 0,
+        "declineRate": 0.0,
+        "maxPerSecond": null,
+        "idempotent": true,
+        "durationMs": null,
+    })
+}
+
+#[tokio::test]
+async fn faults_start_normal() {
+    let (status, body) = get(&router(), "/admin/faults").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, default_faults());
+}
+
+#[tokio::test]
+async fn put_faults_answers_the_full_setting_and_get_reports_it() {
+    let router = router();
+    let all = json!({
+        "mode": "DELAY",
+        "delayMs": 20,
+        "jitterMs": 5,
+        "declineRate": 0.25,
+        "maxPerSecond": 7,
+        "idempotent": false,
+    });
+    let answer = put_faults(&router, all).await;
+    let expected = json!({
+        "mode": "DELAY",
+        "delayMs": 20,
+        "jitterMs": 5,
+        "declineRate": 0.25,
+        "maxPerSecond": 7,
+        "idempotent": false,
+        "durationMs": null,
+    });
+    assert_eq!(answer, expected);
+    assert_eq!(get(&router, "/admin/faults").await.1, expected);
+
+    // A PUT replaces everything: what it leaves out is back to default.
+    let answer = put_faults(&router, json!({ "mode": "NORMAL" })).await;
+    assert_eq!(answer, default_faults());
+    assert_eq!(get(&router, "/admin/faults").await.1, default_faults());
+}
+
+#[tokio::test]
+async fn put_faults_takes_back_what_get_answered() {
+    let router = router();
+    let answer = put_faults(&router, json!({ "mode": "ERROR_500", "maxPerSecond": 3 })).await;
+    assert_eq!(put_faults(&router, answer.clone()).await, answer);
+}
+
+#[tokio::test]
+async fn invalid_faults_are_a_bad_request_and_change_nothing() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "DELAY", "delayMs": 5 })).await;
+    let in_force = get(&router, "/admin/faults").await.1;
+
+    let bad_bodies = [
+        json!({ "mode": "SLOW" }),
+        json!({ "mode": "normal" }),
+        json!({ "delayMs": 10 }),
+        json!({ "mode": "NORMAL", "declineRate": 1.5 }),
+        json!({ "mode": "NORMAL", "declineRate": -0.1 }),
+        json!({ "mode": "NORMAL", "declineRate": "0.5" }),
+        json!({ "mode": "DELAY", "delayMs": -1 }),
+        json!({ "mode": "DELAY", "delayMs": 600_001 }),
+        json!({ "mode": "DELAY", "delayMs": 1.5 }),
+        json!({ "mode": "DELAY", "jitterMs": -5 }),
+        json!({ "mode": "NORMAL", "maxPerSecond": 0 }),
+        json!({ "mode": "NORMAL", "maxPerSecond": -2 }),
+        json!({ "mode": "NORMAL", "idempotent": "no" }),
+        json!({ "mode": "NORMAL", "retries": 3 }),
+        json!({ "mode": "REFUSE_CONNECTIONS" }),
+        json!({ "mode": "REFUSE_CONNECTIONS", "durationMs": 0 }),
+        json!({ "mode": "REFUSE_CONNECTIONS", "durationMs": -1 }),
+        json!({ "mode": "REFUSE_CONNECTIONS", "durationMs": 600_001 }),
+        json!({ "mode": "DELAY", "durationMs": 100 }),
+        json!([]),
+    ];
+    for body in bad_bodies {
+        let response = put_faults_raw(&router, body.to_string()).await;
+        assert_error(&response, StatusCode::BAD_REQUEST, "INVALID_FAULTS");
+        assert!(
+            response.1["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{body}: {}",
+            response.1
+        );
+    }
+    for raw in ["not json", "{\"mode\": ", ""] {
+        let response = put_faults_raw(&router, raw).await;
+        assert_error(&response, StatusCode::BAD_REQUEST, "INVALID_FAULTS");
+    }
+    let no_content_type = Request::put("/admin/faults")
+        .body(Body::from(json!({ "mode": "NORMAL" }).to_string()))
+        .expect("valid request");
+    let response = send(&router, no_content_type).await;
+    assert_error(&response, StatusCode::BAD_REQUEST, "INVALID_FAULTS");
+
+    assert_eq!(get(&router, "/admin/faults").await.1, in_force);
+}
+
+#[tokio::test]
+async fn invalid_faults_messages_name_the_field() {
+    let router = router();
+    for (body, field) in [
+        (
+            json!({ "mode": "NORMAL", "declineRate": 2.0 }),
+            "declineRate",
+        ),
+        (json!({ "mode": "DELAY", "delayMs": -1 }), "delayMs"),
+        (
+            json!({ "mode": "NORMAL", "maxPerSecond": 0 }),
+            "maxPerSecond",
+        ),
+        (json!({ "mode": "REFUSE_CONNECTIONS" }), "durationMs"),
+        (json!({ "mode": "SLOW" }), "SLOW"),
+        (json!({ "mode": "NORMAL", "retries": 3 }), "retries"),
+    ] {
+        let (_, answer) = put_faults_raw(&router, body.to_string()).await;
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(message.contains(field), "{body}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn refuse_connections_needs_the_simulator_own_server() {
+    let router = router();
+    let response = put_faults_raw(
+        &router,
+        json!({ "mode": "REFUSE_CONNECTIONS", "durationMs": 500 }).to_string(),
+    )
+    .await;
+    assert_error(&response, StatusCode::CONFLICT, "REFUSAL_UNAVAILABLE");
+    assert_eq!(get(&router, "/admin/faults").await.1, default_faults());
+}
+
+#[tokio::test]
+async fn delay_answers_after_at_least_delay_ms() {
+    let router = router();
+    put_faults(
+        &router,
+        json!({ "mode": "DELAY", "delayMs": 200, "jitterMs": 50 }),
+    )
+    .await;
+
+    let started = Instant::now();
+    let (status, body) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["status"], "APPROVED");
+
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    let received_at = ledger["requests"][0]["receivedAt"].as_u64().expect("time");
+    let approved_at = ledger["approvals"][0]["approvedAt"].as_u64().expect("time");
+    assert!(
+        approved_at >= received_at + 200,
+        "received at arrival, approved after the delay: {ledger}"
+    );
+}
+
+#[tokio::test]
+async fn delay_still_processes_when_the_client_gives_up() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "DELAY", "delayMs": 300 })).await;
+
+    let answer = confirm_within(
+        &router,
+        confirm_body("o-1", "pk-1", 1000),
+        Duration::from_millis(100),
+    )
+    .await;
+    assert!(answer.is_none(), "answered before the delay: {answer:?}");
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["requestCount"], 1);
+    assert_eq!(ledger["approvals"], json!([]), "not yet processed");
+
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (status, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(payment["status"], "APPROVED");
+}
+
+#[tokio::test]
+async fn error_500_is_recorded_but_not_processed() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "ERROR_500" })).await;
+
+    let response = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    assert_error(&response, StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL");
+
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["requestCount"], 1);
+    assert_eq!(ledger["requests"][0]["orderId"], "o-1");
+    assert_eq!(ledger["approvals"], json!([]));
+    let lookup = get(&router, "/v1/payments/o-1").await;
+    assert_error(&lookup, StatusCode::NOT_FOUND, "NOT_FOUND");
+
+    // Once the fault is lifted the same order is processed normally.
+    put_faults(&router, json!({ "mode": "NORMAL" })).await;
+    let (status, body) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["status"], "APPROVED");
+}
+
+#[tokio::test]
+async fn hang_before_processing_records_but_never_processes() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "HANG_BEFORE_PROCESSING" })).await;
+
+    let answer = confirm_within(
+        &router,
+        confirm_body("o-1", "pk-1", 1000),
+        Duration::from_millis(300),
+    )
+    .await;
+    assert!(answer.is_none(), "a hung confirm was answered: {answer:?}");
+
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["requestCount"], 1);
+    assert_eq!(ledger["requests"][0]["orderId"], "o-1");
+    assert_eq!(ledger["approvals"], json!([]));
+    assert_eq!(ledger["declines"], json!([]));
+    let lookup = get(&router, "/v1/payments/o-1").await;
+    assert_error(&lookup, StatusCode::NOT_FOUND, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn hang_after_processing_approves_then_holds_the_answer() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "HANG_AFTER_PROCESSING" })).await;
+
+    let answer = confirm_within(
+        &router,
+        confirm_body("o-1", "pk-1", 1000),
+        Duration::from_millis(300),
+    )
+    .await;
+    assert!(answer.is_none(), "a held answer arrived: {answer:?}");
+
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["requestCount"], 1);
+    assert_eq!(ledger["approvals"][0]["orderId"], "o-1");
+    let (_, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(payment["status"], "APPROVED");
+}
+
+#[tokio::test]
+async fn hang_after_processing_answers_once_delay_ms_is_over() {
+    let router = router();
+    put_faults(
+        &router,
+        json!({ "mode": "HANG_AFTER_PROCESSING", "delayMs": 200 }),
+    )
+    .await;
+
+    let started = Instant::now();
+    let (status, body) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["status"], "APPROVED");
+}
+
+#[tokio::test]
+async fn decline_rate_one_declines_every_new_order() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "NORMAL", "declineRate": 1.0 })).await;
+
+    let (status, body) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({ "orderId": "o-1", "status": "DECLINED", "approvedAt": null })
+    );
+    let (_, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(
+        payment,
+        json!({ "orderId": "o-1", "status": "DECLINED", "amount": 1000 })
+    );
+
+    // A repeat replays the decline, even once declines are off.
+    put_faults(&router, json!({ "mode": "NORMAL", "declineRate": 0.0 })).await;
+    let (_, repeat) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    assert_eq!(repeat, body);
+
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["requestCount"], 2);
+    assert_eq!(ledger["approvals"], json!([]));
+    assert_eq!(ledger["declines"][0]["orderId"], "o-1");
+    assert_eq!(ledger["declines"][0]["requestCount"], 2);
+}
+
+#[tokio::test]
+async fn decline_rate_zero_approves_every_order() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "NORMAL", "declineRate": 0.0 })).await;
+    for n in 0..20 {
+        let (_, body) = confirm(&router, confirm_body(&format!("o-{n}"), "pk", 10)).await;
+        assert_eq!(body["status"], "APPROVED", "{body}");
+    }
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["approvals"].as_array().map(Vec::len), Some(20));
+    assert_eq!(ledger["declines"], json!([]));
+}
+
+#[tokio::test]
+async fn decline_rate_applies_in_delay_mode_too() {
+    let router = router();
+    put_faults(
+        &router,
+        json!({ "mode": "DELAY", "delayMs": 10, "declineRate": 1.0 }),
+    )
+    .await;
+    let (_, body) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    assert_eq!(body["status"], "DECLINED");
+}
+
+#[tokio::test]
+async fn max_per_second_refuses_the_confirm_over_the_cap() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "NORMAL", "maxPerSecond": 2 })).await;
+
+    for order_id in ["o-1", "o-2"] {
+        let (status, _) = confirm(&router, confirm_body(order_id, "pk", 10)).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let third = confirm(&router, confirm_body("o-3", "pk", 10)).await;
+    assert_error(&third, StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED");
+
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["requestCount"], 3, "the refused confirm is received");
+    assert_eq!(ledger["approvals"].as_array().map(Vec::len), Some(2));
+    let lookup = get(&router, "/v1/payments/o-3").await;
+    assert_error(&lookup, StatusCode::NOT_FOUND, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn not_idempotent_charges_every_repeat() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "NORMAL", "idempotent": false })).await;
+
+    let (_, first) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let (status, second) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(second["status"], "APPROVED");
+    assert!(
+        second["approvedAt"].as_u64() > first["approvedAt"].as_u64(),
+        "a fresh approval: {first} then {second}"
+    );
+
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["requestCount"], 2);
+    let approvals = ledger["approvals"].as_array().expect("approvals");
+    assert_eq!(approvals.len(), 2, "double charge: {ledger}");
+    assert!(approvals.iter().all(|a| a["orderId"] == "o-1"));
+    assert!(approvals.iter().all(|a| a["requestCount"] == 1));
 }
