@@ -21,6 +21,10 @@ pub enum ApiError {
     NotFound(String),
     #[error("orderId {order_id:?} was already confirmed with a different paymentKey or amount")]
     OrderConflict { order_id: String },
+    #[error("orderId {order_id:?} was declined: no money was taken, nothing to cancel")]
+    NotCancellable { order_id: String },
+    #[error("orderId {order_id:?} is not decided yet; cancel once it is")]
+    PaymentPending { order_id: String },
     #[error("method not allowed for this path")]
     MethodNotAllowed,
     /// A `PUT /admin/faults` body that is not a valid setting.
@@ -46,6 +50,7 @@ impl ApiError {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::OrderConflict { .. } => StatusCode::CONFLICT,
+            Self::NotCancellable { .. } | Self::PaymentPending { .. } => StatusCode::CONFLICT,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::InvalidFaults(_) => StatusCode::BAD_REQUEST,
             Self::RefusalUnavailable => StatusCode::CONFLICT,
@@ -59,6 +64,8 @@ impl ApiError {
             Self::BadRequest(_) => "BAD_REQUEST",
             Self::NotFound(_) => "NOT_FOUND",
             Self::OrderConflict { .. } => "ORDER_CONFLICT",
+            Self::NotCancellable { .. } => "NOT_CANCELLABLE",
+            Self::PaymentPending { .. } => "PAYMENT_PENDING",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::InvalidFaults(_) => "INVALID_FAULTS",
             Self::RefusalUnavailable => "REFUSAL_UNAVAILABLE",

@@ -51,6 +51,9 @@ pub struct Faults {
     pub idempotent: bool,
     /// How long `REFUSE_CONNECTIONS` lasts; `Some` exactly in that mode.
     pub duration_ms: Option<u64>,
+    /// `false`: confirms received and cancels made meanwhile are never
+    /// called back (when a callback URL is configured at all).
+    pub callbacks: bool,
 }
 
 impl Default for Faults {
@@ -63,6 +66,7 @@ impl Default for Faults {
             max_per_second: None,
             idempotent: true,
             duration_ms: None,
+            callbacks: true,
         }
     }
 }
@@ -102,10 +106,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_is_normal_idempotent_and_uncapped() {
+    fn default_is_normal_idempotent_uncapped_and_calling_back() {
         let faults = Faults::default();
         assert_eq!(faults.mode, FaultMode::Normal);
         assert!(faults.idempotent);
+        assert!(faults.callbacks);
         assert_eq!(faults.max_per_second, None);
         assert_eq!(faults.refusal(), None);
     }
@@ -133,6 +138,7 @@ mod tests {
             decline_rate: 0.5,
             max_per_second: NonZeroU32::new(3),
             idempotent: false,
+            callbacks: false,
             ..Faults::default()
         };
         assert_eq!(refusing.refusal(), Some(Duration::from_millis(1500)));
@@ -144,6 +150,7 @@ mod tests {
         assert_eq!(after.decline_rate, 0.5);
         assert_eq!(after.max_per_second, NonZeroU32::new(3));
         assert!(!after.idempotent);
+        assert!(!after.callbacks);
     }
 
     #[test]
@@ -163,6 +170,7 @@ mod tests {
                 "maxPerSecond": null,
                 "idempotent": true,
                 "durationMs": null,
+                "callbacks": true,
             })
         );
     }

@@ -11,11 +11,23 @@
 //! and applies the rate cap; what it lets through comes back as a
 //! [`Received`] ticket, which only [`Ledger::process`] turns into a decision.
 //! Faults that never process a confirm (a hang, an injected 500) drop the
-//! ticket, leaving the confirm received but undecided.
+//! ticket, leaving the confirm received but undecided. A ticket that will be
+//! processed later (the `DELAY` mode's wait) is first [`Ledger::defer`]red:
+//! until it is decided, its order is `PENDING` to a status query.
+//!
+//! An approved charge can be cancelled ([`Ledger::cancel`]); it stays among
+//! the approvals, with the time it was cancelled, so money taken and not
+//! given back can be counted.
+//!
+//! Callbacks to the payment system are owed here too: a decision or a cancel
+//! made with `notify` puts a [`Callback`] in an outbox, which the caller
+//! empties with [`Ledger::take_callbacks`] and delivers, reporting each
+//! attempt back through [`Ledger::callback_attempted`].
 
 use std::collections::{HashMap, VecDeque};
 use std::num::NonZeroU32;
 
+use rules::callback::{CallbackBody, CallbackStatus};
 use serde::Serialize;
 
 /// The rate cap's sliding window.
@@ -29,11 +41,24 @@ pub struct ConfirmRequest {
     pub amount: u64,
 }
 
+/// How a charge was decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PaymentStatus {
     Approved,
     Declined,
+}
+
+/// What a status query answers for an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OrderStatus {
+    /// Received and promised, not decided yet.
+    Pending,
+    Approved,
+    Declined,
+    /// Approved, then cancelled.
+    Cancelled,
 }
 
 /// The gateway's answer to a confirm; idempotent repeats get the same one.
@@ -54,6 +79,8 @@ pub struct Confirmation {
 #[must_use = "a received confirm is either processed or deliberately left undecided"]
 pub struct Received {
     request: ConfirmRequest,
+    /// Counted among its order's pending confirms until processed.
+    deferred: bool,
 }
 
 /// The rate cap refused the confirm: it is recorded as received, nothing
@@ -72,6 +99,19 @@ pub struct Processing {
     pub idempotent: bool,
     /// The caller's roll against the decline rate: a new charge is declined.
     pub decline: bool,
+    /// A new charge owes the payment system a callback.
+    pub notify: bool,
+}
+
+/// How a cancel is carried out, chosen by the caller from the fault
+/// settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancelling {
+    /// `true`: the order's latest charge (the one its status query answers)
+    /// is cancelled; `false`: every approved charge of the order.
+    pub idempotent: bool,
+    /// Each charge cancelled now owes the payment system a callback.
+    pub notify: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,12 +125,31 @@ pub enum ConfirmOutcome {
     Conflict,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// Approved charges were cancelled now.
+    Cancelled,
+    /// Everything there was to cancel was cancelled before; answered like
+    /// the first cancel.
+    AlreadyCancelled,
+    /// The charge to cancel was declined: no money was taken.
+    Declined,
+    /// A confirm of the order will be processed but is not decided yet.
+    Pending,
+    /// No confirm of the order was processed or promised.
+    Unknown,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PaymentView {
     pub order_id: String,
-    pub status: PaymentStatus,
+    pub status: OrderStatus,
     pub amount: u64,
+    /// Epoch milliseconds, for an approved (or since cancelled) charge;
+    /// absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_at: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -109,6 +168,8 @@ pub struct Approval {
     pub approved_at: u64,
     /// Confirms that matched this charge, the first included.
     pub request_count: u64,
+    /// Epoch milliseconds; `None` (JSON `null`) unless cancelled.
+    pub cancelled_at: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -133,6 +194,31 @@ pub struct LedgerSnapshot {
     pub approvals: Vec<Approval>,
     /// Declined charges in decision order.
     pub declines: Vec<Decline>,
+    /// Callbacks owed to the payment system, in the order they were owed.
+    pub callbacks: Vec<CallbackRecord>,
+}
+
+/// One callback and how its delivery went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallbackRecord {
+    pub order_id: String,
+    pub status: CallbackStatus,
+    /// Epoch milliseconds of the 2xx answer; `None` (JSON `null`) until then.
+    pub delivered_at: Option<u64>,
+    /// Deliveries tried so far, answered or not.
+    pub attempts: u32,
+}
+
+/// Names one owed callback, to report its delivery attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallbackId(usize);
+
+/// A callback waiting in the outbox to be delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callback {
+    pub id: CallbackId,
+    pub body: CallbackBody,
 }
 
 #[derive(Debug)]
@@ -143,6 +229,7 @@ struct Charge {
     status: PaymentStatus,
     decided_at: u64,
     request_count: u64,
+    cancelled_at: Option<u64>,
 }
 
 impl Charge {
@@ -153,17 +240,33 @@ impl Charge {
             approved_at: (self.status == PaymentStatus::Approved).then_some(self.decided_at),
         }
     }
+
+    fn is_live_approval(&self) -> bool {
+        self.status == PaymentStatus::Approved && self.cancelled_at.is_none()
+    }
+}
+
+/// The confirms of one order that are deferred and not decided yet.
+#[derive(Debug)]
+struct Pending {
+    /// The amount of the first of them, which a status query answers.
+    amount: u64,
+    confirms: usize,
 }
 
 #[derive(Debug, Default)]
 pub struct Ledger {
     requests: Vec<ReceivedRequest>,
-    // A Vec keeps decision order for the admin view; the index points at each
-    // order's latest charge, the one repeats and status queries see.
+    // A Vec keeps decision order for the admin view; the index lists each
+    // order's charges in that order, the last being the one repeats and
+    // status queries see.
     charges: Vec<Charge>,
-    latest_by_order_id: HashMap<String, usize>,
+    charges_by_order_id: HashMap<String, Vec<usize>>,
+    pending: HashMap<String, Pending>,
     /// When the confirms let through in the last window arrived, oldest first.
     let_through: VecDeque<u64>,
+    callbacks: Vec<CallbackRecord>,
+    outbox: Vec<Callback>,
 }
 
 impl Ledger {
@@ -196,7 +299,28 @@ impl Ledger {
             }
         }
         self.let_through.push_back(now_ms);
-        Ok(Received { request })
+        Ok(Received {
+            request,
+            deferred: false,
+        })
+    }
+
+    /// Promises that a received confirm will be processed later: until
+    /// then, its order is `PENDING` to a status query (unless a charge of
+    /// the order is already decided).
+    pub fn defer(&mut self, mut received: Received) -> Received {
+        if !received.deferred {
+            let request = &received.request;
+            self.pending
+                .entry(request.order_id.clone())
+                .or_insert(Pending {
+                    amount: request.amount,
+                    confirms: 0,
+                })
+                .confirms += 1;
+            received.deferred = true;
+        }
+        received
     }
 
     /// Decides a received confirm; the single place where a charge's outcome
@@ -208,8 +332,16 @@ impl Ledger {
         processing: Processing,
     ) -> ConfirmOutcome {
         let request = received.request;
+        if received.deferred {
+            if let Some(pending) = self.pending.get_mut(&request.order_id) {
+                pending.confirms = pending.confirms.saturating_sub(1);
+                if pending.confirms == 0 {
+                    self.pending.remove(&request.order_id);
+                }
+            }
+        }
         if processing.idempotent {
-            if let Some(&index) = self.latest_by_order_id.get(&request.order_id) {
+            if let Some(index) = self.latest(&request.order_id) {
                 let charge = &mut self.charges[index];
                 if charge.payment_key != request.payment_key || charge.amount != request.amount {
                     return ConfirmOutcome::Conflict;
@@ -231,22 +363,102 @@ impl Ledger {
             status,
             decided_at: now_ms,
             request_count: 1,
+            cancelled_at: None,
         };
         let confirmation = charge.confirmation();
-        self.latest_by_order_id
-            .insert(charge.order_id.clone(), self.charges.len());
+        let index = self.charges.len();
+        self.charges_by_order_id
+            .entry(charge.order_id.clone())
+            .or_default()
+            .push(index);
         self.charges.push(charge);
+        if processing.notify {
+            let status = match confirmation.status {
+                PaymentStatus::Approved => CallbackStatus::Approved,
+                PaymentStatus::Declined => CallbackStatus::Declined,
+            };
+            self.owe_callback(index, status);
+        }
         ConfirmOutcome::New(confirmation)
     }
 
-    /// The order's latest charge.
+    /// Cancels the order's approved charge — every one of them when not
+    /// idempotent. A cancelled charge stays among the approvals, with the
+    /// time it was cancelled.
+    pub fn cancel(&mut self, order_id: &str, now_ms: u64, cancelling: Cancelling) -> CancelOutcome {
+        let Some(indices) = self.charges_by_order_id.get(order_id) else {
+            return if self.pending.contains_key(order_id) {
+                CancelOutcome::Pending
+            } else {
+                CancelOutcome::Unknown
+            };
+        };
+        let targets = if cancelling.idempotent {
+            &indices[indices.len().saturating_sub(1)..]
+        } else {
+            &indices[..]
+        };
+        let approved: Vec<usize> = targets
+            .iter()
+            .copied()
+            .filter(|&index| self.charges[index].status == PaymentStatus::Approved)
+            .collect();
+        if approved.is_empty() {
+            return CancelOutcome::Declined;
+        }
+        let mut outcome = CancelOutcome::AlreadyCancelled;
+        for index in approved {
+            if self.charges[index].is_live_approval() {
+                self.charges[index].cancelled_at = Some(now_ms);
+                if cancelling.notify {
+                    self.owe_callback(index, CallbackStatus::Cancelled);
+                }
+                outcome = CancelOutcome::Cancelled;
+            }
+        }
+        outcome
+    }
+
+    /// What a status query answers: the order's latest charge or, while
+    /// none is decided, its pending confirm.
     pub fn payment(&self, order_id: &str) -> Option<PaymentView> {
-        let charge = &self.charges[*self.latest_by_order_id.get(order_id)?];
+        let Some(index) = self.latest(order_id) else {
+            let pending = self.pending.get(order_id)?;
+            return Some(PaymentView {
+                order_id: order_id.to_owned(),
+                status: OrderStatus::Pending,
+                amount: pending.amount,
+                approved_at: None,
+            });
+        };
+        let charge = &self.charges[index];
+        let status = match (charge.status, charge.cancelled_at) {
+            (PaymentStatus::Declined, _) => OrderStatus::Declined,
+            (PaymentStatus::Approved, None) => OrderStatus::Approved,
+            (PaymentStatus::Approved, Some(_)) => OrderStatus::Cancelled,
+        };
         Some(PaymentView {
             order_id: charge.order_id.clone(),
-            status: charge.status,
+            status,
             amount: charge.amount,
+            approved_at: charge.confirmation().approved_at,
         })
+    }
+
+    /// Empties the outbox: the callbacks owed since it was last emptied.
+    pub fn take_callbacks(&mut self) -> Vec<Callback> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Records one delivery attempt of a callback; `delivered`: it was
+    /// answered 2xx.
+    pub fn callback_attempted(&mut self, id: CallbackId, now_ms: u64, delivered: bool) {
+        if let Some(record) = self.callbacks.get_mut(id.0) {
+            record.attempts += 1;
+            if delivered && record.delivered_at.is_none() {
+                record.delivered_at = Some(now_ms);
+            }
+        }
     }
 
     pub fn snapshot(&self) -> LedgerSnapshot {
@@ -260,6 +472,7 @@ impl Ledger {
                     amount: charge.amount,
                     approved_at: charge.decided_at,
                     request_count: charge.request_count,
+                    cancelled_at: charge.cancelled_at,
                 }),
                 PaymentStatus::Declined => declines.push(Decline {
                     order_id,
@@ -274,8 +487,39 @@ impl Ledger {
             requests: self.requests.clone(),
             approvals,
             declines,
+            callbacks: self.callbacks.clone(),
         }
     }
+
+    /// The index of the order's latest charge.
+    fn latest(&self, order_id: &str) -> Option<usize> {
+        self.charges_by_order_id.get(order_id)?.last().copied()
+    }
+
+    fn owe_callback(&mut self, index: usize, status: CallbackStatus) {
+        let charge = &self.charges[index];
+        let body = CallbackBody {
+            order_id: charge.order_id.clone(),
+            status,
+            amount: signed(charge.amount),
+            approved_at: (charge.status == PaymentStatus::Approved)
+                .then(|| signed(charge.decided_at)),
+        };
+        let id = CallbackId(self.callbacks.len());
+        self.callbacks.push(CallbackRecord {
+            order_id: body.order_id.clone(),
+            status,
+            delivered_at: None,
+            attempts: 0,
+        });
+        self.outbox.push(Callback { id, body });
+    }
+}
+
+/// Amounts and times come from `i64` bodies and the clock, so they fit; the
+/// cap only keeps the conversion total.
+fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
@@ -285,14 +529,29 @@ mod tests {
     const IDEMPOTENT: Processing = Processing {
         idempotent: true,
         decline: false,
+        notify: false,
     };
     const NOT_IDEMPOTENT: Processing = Processing {
         idempotent: false,
         decline: false,
+        notify: false,
     };
     const DECLINE: Processing = Processing {
         idempotent: true,
         decline: true,
+        notify: false,
+    };
+    const NOTIFY: Processing = Processing {
+        notify: true,
+        ..IDEMPOTENT
+    };
+    const CANCEL: Cancelling = Cancelling {
+        idempotent: true,
+        notify: false,
+    };
+    const CANCEL_EVERY: Cancelling = Cancelling {
+        idempotent: false,
+        notify: false,
     };
 
     fn request(order_id: &str, payment_key: &str, amount: u64) -> ConfirmRequest {
@@ -391,7 +650,7 @@ mod tests {
         let mut ledger = Ledger::default();
         confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, IDEMPOTENT);
         let view = ledger.payment("o-1").expect("payment recorded");
-        assert_eq!(view.status, PaymentStatus::Approved);
+        assert_eq!(view.status, OrderStatus::Approved);
         assert_eq!(view.amount, 1000);
     }
 
@@ -424,7 +683,7 @@ mod tests {
 
         assert_eq!(outcome, ConfirmOutcome::New(declined("o-1")));
         let view = ledger.payment("o-1").expect("payment recorded");
-        assert_eq!(view.status, PaymentStatus::Declined);
+        assert_eq!(view.status, OrderStatus::Declined);
         let snapshot = ledger.snapshot();
         assert!(snapshot.approvals.is_empty());
         assert_eq!(
@@ -506,6 +765,7 @@ mod tests {
         let decline_once = Processing {
             idempotent: false,
             decline: true,
+            notify: false,
         };
         confirm(
             &mut ledger,
@@ -515,7 +775,7 @@ mod tests {
         );
         confirm(&mut ledger, request("o-1", "pk-1", 1000), 60, decline_once);
         let view = ledger.payment("o-1").expect("payment recorded");
-        assert_eq!(view.status, PaymentStatus::Declined);
+        assert_eq!(view.status, OrderStatus::Declined);
 
         // Back to idempotent: a repeat replays the latest charge.
         let outcome = confirm(&mut ledger, request("o-1", "pk-1", 1000), 70, IDEMPOTENT);
@@ -591,5 +851,286 @@ mod tests {
             assert!(ledger.receive(request("o", "pk", 1), now, None).is_ok());
         }
         assert!(ledger.receive(request("o", "pk", 1), 10, cap(5)).is_err());
+    }
+
+    fn status(ledger: &Ledger, order_id: &str) -> Option<OrderStatus> {
+        ledger.payment(order_id).map(|view| view.status)
+    }
+
+    #[test]
+    fn deferred_confirm_is_pending_until_processed() {
+        let mut ledger = Ledger::default();
+        let received = ledger
+            .receive(request("o-1", "pk-1", 1000), 50, None)
+            .expect("no cap");
+        let deferred = ledger.defer(received);
+        assert_eq!(
+            ledger.payment("o-1"),
+            Some(PaymentView {
+                order_id: "o-1".into(),
+                status: OrderStatus::Pending,
+                amount: 1000,
+                approved_at: None,
+            })
+        );
+        assert!(ledger.snapshot().approvals.is_empty());
+
+        let outcome = ledger.process(deferred, 80, IDEMPOTENT);
+        assert_eq!(outcome, ConfirmOutcome::New(approved("o-1", 80)));
+        assert_eq!(
+            ledger.payment("o-1"),
+            Some(PaymentView {
+                order_id: "o-1".into(),
+                status: OrderStatus::Approved,
+                amount: 1000,
+                approved_at: Some(80),
+            })
+        );
+    }
+
+    #[test]
+    fn received_but_not_deferred_confirm_is_not_pending() {
+        let mut ledger = Ledger::default();
+        let received = ledger.receive(request("o-1", "pk-1", 1000), 50, None);
+        drop(received.expect("no cap"));
+        assert_eq!(ledger.payment("o-1"), None);
+        assert_eq!(
+            ledger.cancel("o-1", 60, CANCEL),
+            CancelOutcome::Unknown,
+            "never to be processed: unknown"
+        );
+    }
+
+    #[test]
+    fn order_stays_pending_while_any_deferred_confirm_waits() {
+        let mut ledger = Ledger::default();
+        let first = ledger.receive(request("o-1", "pk-1", 1000), 10, None);
+        let first = ledger.defer(first.expect("no cap"));
+        let second = ledger.receive(request("o-1", "pk-1", 1000), 20, None);
+        let second = ledger.defer(second.expect("no cap"));
+        // Deferring twice counts once.
+        let second = ledger.defer(second);
+
+        let outcome = ledger.process(first, 30, NOT_IDEMPOTENT);
+        assert_eq!(outcome, ConfirmOutcome::New(approved("o-1", 30)));
+        assert_eq!(
+            status(&ledger, "o-1"),
+            Some(OrderStatus::Approved),
+            "a decided charge answers before a pending repeat"
+        );
+        ledger.process(second, 40, IDEMPOTENT);
+        assert!(ledger.pending.is_empty(), "{:?}", ledger.pending);
+    }
+
+    #[test]
+    fn pending_order_cannot_be_cancelled_yet() {
+        let mut ledger = Ledger::default();
+        let received = ledger.receive(request("o-1", "pk-1", 1000), 50, None);
+        let deferred = ledger.defer(received.expect("no cap"));
+        assert_eq!(ledger.cancel("o-1", 60, CANCEL), CancelOutcome::Pending);
+        ledger.process(deferred, 70, IDEMPOTENT);
+        assert_eq!(ledger.cancel("o-1", 80, CANCEL), CancelOutcome::Cancelled);
+    }
+
+    #[test]
+    fn cancel_marks_the_approval_and_the_status() {
+        let mut ledger = Ledger::default();
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, IDEMPOTENT);
+        assert_eq!(ledger.cancel("o-1", 90, CANCEL), CancelOutcome::Cancelled);
+
+        assert_eq!(status(&ledger, "o-1"), Some(OrderStatus::Cancelled));
+        assert_eq!(
+            ledger.snapshot().approvals,
+            [Approval {
+                order_id: "o-1".into(),
+                amount: 1000,
+                approved_at: 50,
+                request_count: 1,
+                cancelled_at: Some(90),
+            }],
+            "the approval stays, with the time it was cancelled"
+        );
+    }
+
+    #[test]
+    fn second_cancel_is_answered_alike_and_changes_nothing() {
+        let mut ledger = Ledger::default();
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, IDEMPOTENT);
+        ledger.cancel("o-1", 90, CANCEL);
+        assert_eq!(
+            ledger.cancel("o-1", 120, CANCEL),
+            CancelOutcome::AlreadyCancelled
+        );
+        assert_eq!(ledger.snapshot().approvals[0].cancelled_at, Some(90));
+    }
+
+    #[test]
+    fn cancel_of_an_unknown_or_declined_order_is_refused() {
+        let mut ledger = Ledger::default();
+        assert_eq!(ledger.cancel("o-1", 10, CANCEL), CancelOutcome::Unknown);
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, DECLINE);
+        assert_eq!(ledger.cancel("o-1", 60, CANCEL), CancelOutcome::Declined);
+        assert_eq!(status(&ledger, "o-1"), Some(OrderStatus::Declined));
+    }
+
+    #[test]
+    fn repeat_confirm_of_a_cancelled_order_replays_the_approval() {
+        let mut ledger = Ledger::default();
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, IDEMPOTENT);
+        ledger.cancel("o-1", 60, CANCEL);
+        let outcome = confirm(&mut ledger, request("o-1", "pk-1", 1000), 70, IDEMPOTENT);
+        assert_eq!(outcome, ConfirmOutcome::Repeat(approved("o-1", 50)));
+        assert_eq!(status(&ledger, "o-1"), Some(OrderStatus::Cancelled));
+    }
+
+    #[test]
+    fn idempotent_cancel_takes_back_the_latest_charge_only() {
+        let mut ledger = Ledger::default();
+        for now in [50, 60] {
+            confirm(
+                &mut ledger,
+                request("o-1", "pk-1", 1000),
+                now,
+                NOT_IDEMPOTENT,
+            );
+        }
+        assert_eq!(ledger.cancel("o-1", 90, CANCEL), CancelOutcome::Cancelled);
+        let cancelled: Vec<_> = ledger
+            .snapshot()
+            .approvals
+            .iter()
+            .map(|a| a.cancelled_at)
+            .collect();
+        assert_eq!(cancelled, [None, Some(90)]);
+    }
+
+    #[test]
+    fn non_idempotent_cancel_takes_back_every_charge_of_the_order() {
+        let mut ledger = Ledger::default();
+        for now in [50, 60] {
+            confirm(
+                &mut ledger,
+                request("o-1", "pk-1", 1000),
+                now,
+                NOT_IDEMPOTENT,
+            );
+        }
+        confirm(&mut ledger, request("o-2", "pk-2", 5), 70, NOT_IDEMPOTENT);
+        assert_eq!(
+            ledger.cancel("o-1", 90, CANCEL_EVERY),
+            CancelOutcome::Cancelled
+        );
+        let snapshot = ledger.snapshot();
+        let cancelled: Vec<_> = snapshot
+            .approvals
+            .iter()
+            .map(|a| (a.order_id.as_str(), a.cancelled_at))
+            .collect();
+        assert_eq!(
+            cancelled,
+            [("o-1", Some(90)), ("o-1", Some(90)), ("o-2", None)]
+        );
+        assert_eq!(
+            ledger.cancel("o-1", 95, CANCEL_EVERY),
+            CancelOutcome::AlreadyCancelled
+        );
+    }
+
+    #[test]
+    fn non_idempotent_cancel_skips_declines_and_refuses_all_declined() {
+        let mut ledger = Ledger::default();
+        let decline_every = Processing {
+            decline: true,
+            ..NOT_IDEMPOTENT
+        };
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, decline_every);
+        assert_eq!(
+            ledger.cancel("o-1", 55, CANCEL_EVERY),
+            CancelOutcome::Declined
+        );
+        confirm(
+            &mut ledger,
+            request("o-1", "pk-1", 1000),
+            60,
+            NOT_IDEMPOTENT,
+        );
+        assert_eq!(
+            ledger.cancel("o-1", 70, CANCEL_EVERY),
+            CancelOutcome::Cancelled
+        );
+        let snapshot = ledger.snapshot();
+        assert_eq!(snapshot.approvals[0].cancelled_at, Some(70));
+        assert_eq!(snapshot.declines.len(), 1);
+    }
+
+    #[test]
+    fn without_notify_nothing_is_owed() {
+        let mut ledger = Ledger::default();
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, IDEMPOTENT);
+        ledger.cancel("o-1", 60, CANCEL);
+        assert!(ledger.take_callbacks().is_empty());
+        assert!(ledger.snapshot().callbacks.is_empty());
+    }
+
+    #[test]
+    fn new_decisions_and_cancels_owe_callbacks_repeats_do_not() {
+        let mut ledger = Ledger::default();
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, NOTIFY);
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 55, NOTIFY);
+        let decline = Processing {
+            notify: true,
+            ..DECLINE
+        };
+        confirm(&mut ledger, request("o-2", "pk-2", 700), 60, decline);
+        let notify_cancel = Cancelling {
+            notify: true,
+            ..CANCEL
+        };
+        ledger.cancel("o-1", 70, notify_cancel);
+        ledger.cancel("o-1", 75, notify_cancel);
+
+        let bodies: Vec<_> = ledger
+            .take_callbacks()
+            .into_iter()
+            .map(|callback| callback.body)
+            .collect();
+        let body = |order_id: &str, status, amount, approved_at| CallbackBody {
+            order_id: order_id.to_owned(),
+            status,
+            amount,
+            approved_at,
+        };
+        assert_eq!(
+            bodies,
+            [
+                body("o-1", CallbackStatus::Approved, 1000, Some(50)),
+                body("o-2", CallbackStatus::Declined, 700, None),
+                body("o-1", CallbackStatus::Cancelled, 1000, Some(50)),
+            ]
+        );
+        assert!(ledger.take_callbacks().is_empty(), "the outbox is emptied");
+    }
+
+    #[test]
+    fn delivery_attempts_are_counted_and_the_first_success_is_kept() {
+        let mut ledger = Ledger::default();
+        confirm(&mut ledger, request("o-1", "pk-1", 1000), 50, NOTIFY);
+        let [callback] = ledger.take_callbacks().try_into().expect("one callback");
+        assert_eq!(
+            ledger.snapshot().callbacks,
+            [CallbackRecord {
+                order_id: "o-1".into(),
+                status: CallbackStatus::Approved,
+                delivered_at: None,
+                attempts: 0,
+            }]
+        );
+
+        ledger.callback_attempted(callback.id, 60, false);
+        ledger.callback_attempted(callback.id, 600, true);
+        ledger.callback_attempted(callback.id, 700, true);
+        let record = &ledger.snapshot().callbacks[0];
+        assert_eq!(record.attempts, 3);
+        assert_eq!(record.delivered_at, Some(600));
     }
 }

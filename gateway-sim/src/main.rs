@@ -20,10 +20,14 @@ async fn main() -> anyhow::Result<()> {
         .init();
 
     let config = Config::from_env()?;
+    let state = match config.callbacks {
+        Some(callbacks) => SimState::with_callbacks(callbacks)?,
+        None => SimState::default(),
+    };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
-    serve(listener, SimState::default(), shutdown_signal())
+    serve(listener, state, shutdown_signal())
         .await
         .context("serving")?;
     tracing::info!("gateway-sim stopped");

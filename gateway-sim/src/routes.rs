@@ -3,28 +3,30 @@
 //! Handlers only translate between JSON and the [`Ledger`](crate::ledger::Ledger)
 //! and [`Faults`]: validation of wire bodies happens here, decisions happen
 //! in the ledger, the random rolls (decline, jitter) are made here and passed
-//! in, and the system clock is read in exactly one place ([`now_ms`]).
+//! in, and the system clock is read in exactly one place (`crate::now_ms`).
+//! The callbacks a decision or a cancel owes are taken from the ledger in the
+//! same step and handed to [`callbacks`](crate::callbacks) for delivery.
 
 use std::future::pending;
 use std::num::NonZeroU32;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{Method, Uri};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
 use crate::faults::{FaultMode, Faults, MAX_HOLD_MS};
 use crate::ledger::{
-    ConfirmOutcome, ConfirmRequest, Confirmation, LedgerSnapshot, PaymentView, Processing,
-    RateLimited,
+    CancelOutcome, Cancelling, ConfirmOutcome, ConfirmRequest, Confirmation, LedgerSnapshot,
+    OrderStatus, PaymentView, Processing, RateLimited, Received,
 };
 use crate::server::ConnectionHandle;
-use crate::SimState;
+use crate::{now_ms, SimState};
 
 /// Confirm bodies are a few short fields; anything near this is a client bug.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
@@ -33,6 +35,7 @@ pub fn app(state: SimState) -> Router {
     Router::new()
         .route("/v1/payments/confirm", post(confirm))
         .route("/v1/payments/{order_id}", get(payment))
+        .route("/v1/payments/{order_id}/cancel", post(cancel))
         .route("/admin/ledger", get(ledger))
         .route("/admin/faults", get(faults).put(set_faults))
         .route("/healthz", get(healthz))
@@ -89,6 +92,7 @@ struct FaultsBody {
     max_per_second: Option<i64>,
     idempotent: Option<bool>,
     duration_ms: Option<i64>,
+    callbacks: Option<bool>,
 }
 
 impl TryFrom<FaultsBody> for Faults {
@@ -145,6 +149,7 @@ impl TryFrom<FaultsBody> for Faults {
             max_per_second,
             idempotent: body.idempotent.unwrap_or(defaults.idempotent),
             duration_ms,
+            callbacks: body.callbacks.unwrap_or(defaults.callbacks),
         })
     }
 }
@@ -163,7 +168,8 @@ fn millis(field: &str, value: i64, min: u64) -> Result<u64, ApiError> {
 
 /// A valid confirm is first received (counted, and refused with 429 above
 /// the rate cap, whatever the mode), then the fault mode in force decides
-/// whether, when and how it is processed and answered.
+/// whether, when and how it is processed and answered. The settings at
+/// arrival govern it throughout, `callbacks` included.
 async fn confirm(
     State(state): State<SimState>,
     connection: Option<Extension<ConnectionHandle>>,
@@ -182,29 +188,30 @@ async fn confirm(
     let processing = Processing {
         idempotent: faults.idempotent,
         decline: fastrand::f64() < faults.decline_rate,
+        notify: state.notifying(&faults),
     };
 
     let outcome = match faults.mode {
         // A refusal acts on sockets; a request that got in before it is served.
-        FaultMode::Normal | FaultMode::RefuseConnections => {
-            state.with_ledger(|ledger| ledger.process(received, now_ms(), processing))
-        }
+        FaultMode::Normal | FaultMode::RefuseConnections => decide(&state, received, processing),
         FaultMode::Delay => {
             let delay = faults.delay_ms + fastrand::u64(0..=faults.jitter_ms);
             tracing::info!(order_id, delay, "DELAY: processing later");
+            // PENDING to a status query until decided.
+            let received = state.with_ledger(|ledger| ledger.defer(received));
             // Its own task, so the confirm is processed even if the client
             // stops waiting, as a slow gateway would.
             let state = state.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(delay)).await;
-                state.with_ledger(|ledger| ledger.process(received, now_ms(), processing))
+                decide(&state, received, processing)
             })
             .await
             .map_err(|err| ApiError::Internal(format!("processing the confirm failed: {err}")))?
         }
         FaultMode::HangAfterProcessing => {
-            let outcome =
-                state.with_ledger(|ledger| ledger.process(received, now_ms(), processing));
+            // The callback goes out now; only the answer is held.
+            let outcome = decide(&state, received, processing);
             tracing::info!(
                 order_id,
                 "HANG_AFTER_PROCESSING: processed, holding the answer"
@@ -249,6 +256,75 @@ async fn confirm(
             Err(ApiError::OrderConflict { order_id })
         }
     }
+}
+
+/// Processes a received confirm and sends the callbacks it owes.
+fn decide(state: &SimState, received: Received, processing: Processing) -> ConfirmOutcome {
+    let (outcome, callbacks) = state.with_ledger(|ledger| {
+        let outcome = ledger.process(received, now_ms(), processing);
+        (outcome, ledger.take_callbacks())
+    });
+    state.send_callbacks(callbacks);
+    outcome
+}
+
+/// The answer to a cancel, the first and every repeat alike.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CancelAnswer {
+    order_id: String,
+    status: OrderStatus,
+}
+
+/// Cancels (refunds) an order's approved charge — every one of its charges
+/// in non-idempotent mode. Of the faults only `ERROR_500` acts here (500,
+/// nothing done), besides `REFUSE_CONNECTIONS` closing the port; delays,
+/// hangs and the rate cap are for confirms.
+async fn cancel(
+    State(state): State<SimState>,
+    order_id: Result<Path<String>, PathRejection>,
+) -> Result<Json<CancelAnswer>, ApiError> {
+    let Path(order_id) = order_id?;
+    let faults = state.faults();
+    if faults.mode == FaultMode::Error500 {
+        tracing::info!(order_id, "ERROR_500: cancel not processed");
+        return Err(ApiError::Internal(
+            "injected fault ERROR_500: the cancel was not processed".into(),
+        ));
+    }
+    let cancelling = Cancelling {
+        idempotent: faults.idempotent,
+        notify: state.notifying(&faults),
+    };
+    let (outcome, callbacks) = state.with_ledger(|ledger| {
+        let outcome = ledger.cancel(&order_id, now_ms(), cancelling);
+        (outcome, ledger.take_callbacks())
+    });
+    state.send_callbacks(callbacks);
+
+    match outcome {
+        CancelOutcome::Cancelled => tracing::info!(order_id, "cancelled"),
+        CancelOutcome::AlreadyCancelled => {
+            tracing::info!(order_id, "repeat cancel; already cancelled");
+        }
+        CancelOutcome::Declined => {
+            tracing::info!(order_id, "cancel refused: the charge was declined");
+            return Err(ApiError::NotCancellable { order_id });
+        }
+        CancelOutcome::Pending => {
+            tracing::info!(order_id, "cancel refused: not decided yet");
+            return Err(ApiError::PaymentPending { order_id });
+        }
+        CancelOutcome::Unknown => {
+            return Err(ApiError::NotFound(format!(
+                "no payment for orderId {order_id:?}"
+            )))
+        }
+    }
+    Ok(Json(CancelAnswer {
+        order_id,
+        status: OrderStatus::Cancelled,
+    }))
 }
 
 async fn payment(
@@ -299,13 +375,4 @@ async fn unknown_route(method: Method, uri: Uri) -> ApiError {
 
 async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed
-}
-
-/// Epoch milliseconds. A clock before 1970 is a broken host, not a request
-/// error, so it reads as 0 rather than failing the confirm.
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }

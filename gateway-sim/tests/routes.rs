@@ -53,6 +53,13 @@ async fn confirm(router: &Router, body: Value) -> (StatusCode, Value) {
     post_raw(router, body.to_string()).await
 }
 
+async fn cancel(router: &Router, order_id: &str) -> (StatusCode, Value) {
+    let request = Request::post(format!("/v1/payments/{order_id}/cancel"))
+        .body(Body::empty())
+        .expect("valid request");
+    send(router, request).await
+}
+
 async fn put_faults_raw(router: &Router, body: impl Into<Body>) -> (StatusCode, Value) {
     let request = Request::put("/admin/faults")
         .header(header::CONTENT_TYPE, "application/json")
@@ -141,12 +148,17 @@ async fn repeat_with_different_amount_or_key_is_an_order_conflict() {
 #[tokio::test]
 async fn payment_lookup_returns_status_and_amount() {
     let router = router();
-    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    let (_, confirmation) = confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
     let (status, body) = get(&router, "/v1/payments/o-1").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         body,
-        json!({ "orderId": "o-1", "status": "APPROVED", "amount": 1000 })
+        json!({
+            "orderId": "o-1",
+            "status": "APPROVED",
+            "amount": 1000,
+            "approvedAt": confirmation["approvedAt"],
+        })
     );
 }
 
@@ -173,6 +185,7 @@ async fn admin_ledger_lists_requests_and_approvals_in_order() {
     assert_eq!(approval["amount"], 100);
     assert_eq!(approval["requestCount"], 1);
     assert!(approval["approvedAt"].is_u64(), "{ledger}");
+    assert_eq!(approval["cancelledAt"], Value::Null, "{ledger}");
 }
 
 #[tokio::test]
@@ -181,7 +194,13 @@ async fn admin_ledger_starts_empty() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         ledger,
-        json!({ "requestCount": 0, "requests": [], "approvals": [], "declines": [] })
+        json!({
+            "requestCount": 0,
+            "requests": [],
+            "approvals": [],
+            "declines": [],
+            "callbacks": [],
+        })
     );
 }
 
@@ -279,6 +298,7 @@ fn default_faults() -> Value {
         "maxPerSecond": null,
         "idempotent": true,
         "durationMs": null,
+        "callbacks": true,
     })
 }
 
@@ -299,6 +319,7 @@ async fn put_faults_answers_the_full_setting_and_get_reports_it() {
         "declineRate": 0.25,
         "maxPerSecond": 7,
         "idempotent": false,
+        "callbacks": false,
     });
     let answer = put_faults(&router, all).await;
     let expected = json!({
@@ -309,6 +330,7 @@ async fn put_faults_answers_the_full_setting_and_get_reports_it() {
         "maxPerSecond": 7,
         "idempotent": false,
         "durationMs": null,
+        "callbacks": false,
     });
     assert_eq!(answer, expected);
     assert_eq!(get(&router, "/admin/faults").await.1, expected);
@@ -346,6 +368,7 @@ async fn invalid_faults_are_a_bad_request_and_change_nothing() {
         json!({ "mode": "NORMAL", "maxPerSecond": 0 }),
         json!({ "mode": "NORMAL", "maxPerSecond": -2 }),
         json!({ "mode": "NORMAL", "idempotent": "no" }),
+        json!({ "mode": "NORMAL", "callbacks": 1 }),
         json!({ "mode": "NORMAL", "retries": 3 }),
         json!({ "mode": "REFUSE_CONNECTIONS" }),
         json!({ "mode": "REFUSE_CONNECTIONS", "durationMs": 0 }),
@@ -633,4 +656,157 @@ async fn not_idempotent_charges_every_repeat() {
     assert_eq!(approvals.len(), 2, "double charge: {ledger}");
     assert!(approvals.iter().all(|a| a["orderId"] == "o-1"));
     assert!(approvals.iter().all(|a| a["requestCount"] == 1));
+}
+
+#[tokio::test]
+async fn delay_reports_pending_until_decided() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "DELAY", "delayMs": 300 })).await;
+
+    let answer = confirm_within(
+        &router,
+        confirm_body("o-1", "pk-1", 1000),
+        Duration::from_millis(100),
+    )
+    .await;
+    assert!(answer.is_none(), "answered before the delay: {answer:?}");
+    let (status, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        payment,
+        json!({ "orderId": "o-1", "status": "PENDING", "amount": 1000 })
+    );
+    let early_cancel = cancel(&router, "o-1").await;
+    assert_error(&early_cancel, StatusCode::CONFLICT, "PAYMENT_PENDING");
+
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (_, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(payment["status"], "APPROVED");
+}
+
+#[tokio::test]
+async fn unprocessed_confirms_are_never_pending() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "HANG_BEFORE_PROCESSING" })).await;
+    let answer = confirm_within(
+        &router,
+        confirm_body("o-hang", "pk", 10),
+        Duration::from_millis(100),
+    )
+    .await;
+    assert!(answer.is_none(), "{answer:?}");
+    put_faults(&router, json!({ "mode": "ERROR_500" })).await;
+    confirm(&router, confirm_body("o-500", "pk", 10)).await;
+    put_faults(&router, json!({ "mode": "NORMAL", "maxPerSecond": 1 })).await;
+    confirm(&router, confirm_body("o-ok", "pk", 10)).await;
+    let limited = confirm(&router, confirm_body("o-429", "pk", 10)).await;
+    assert_error(&limited, StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED");
+
+    for order_id in ["o-hang", "o-500", "o-429"] {
+        let lookup = get(&router, &format!("/v1/payments/{order_id}")).await;
+        assert_error(&lookup, StatusCode::NOT_FOUND, "NOT_FOUND");
+        let cancelled = cancel(&router, order_id).await;
+        assert_error(&cancelled, StatusCode::NOT_FOUND, "NOT_FOUND");
+    }
+}
+
+#[tokio::test]
+async fn cancel_answers_cancelled_twice_and_keeps_the_approval() {
+    let router = router();
+    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+
+    let first = cancel(&router, "o-1").await;
+    let expected = json!({ "orderId": "o-1", "status": "CANCELLED" });
+    assert_eq!(first, (StatusCode::OK, expected.clone()));
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    let cancelled_at = ledger["approvals"][0]["cancelledAt"].clone();
+    assert!(cancelled_at.is_u64(), "{ledger}");
+
+    let second = cancel(&router, "o-1").await;
+    assert_eq!(second, (StatusCode::OK, expected), "idempotent");
+    let (_, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(payment["status"], "CANCELLED");
+    assert_eq!(payment["amount"], 1000);
+    assert!(payment["approvedAt"].is_u64(), "{payment}");
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["approvals"].as_array().map(Vec::len), Some(1));
+    assert_eq!(ledger["approvals"][0]["cancelledAt"], cancelled_at);
+    assert_eq!(ledger["requestCount"], 1, "cancels are not confirms");
+}
+
+#[tokio::test]
+async fn cancel_of_an_unknown_order_is_not_found() {
+    let response = cancel(&router(), "nope").await;
+    assert_error(&response, StatusCode::NOT_FOUND, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn cancel_of_a_declined_order_is_not_cancellable() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "NORMAL", "declineRate": 1.0 })).await;
+    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+
+    let response = cancel(&router, "o-1").await;
+    assert_error(&response, StatusCode::CONFLICT, "NOT_CANCELLABLE");
+    let (_, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(payment["status"], "DECLINED");
+}
+
+#[tokio::test]
+async fn non_idempotent_cancel_takes_back_every_charge() {
+    let router = router();
+    put_faults(&router, json!({ "mode": "NORMAL", "idempotent": false })).await;
+    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+
+    let (status, _) = cancel(&router, "o-1").await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    let approvals = ledger["approvals"].as_array().expect("approvals");
+    assert_eq!(approvals.len(), 2, "{ledger}");
+    assert!(
+        approvals.iter().all(|a| a["cancelledAt"].is_u64()),
+        "{ledger}"
+    );
+}
+
+#[tokio::test]
+async fn cancel_is_answered_at_once_whatever_the_confirm_faults() {
+    let router = router();
+    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    for faults in [
+        json!({ "mode": "DELAY", "delayMs": 5000 }),
+        json!({ "mode": "HANG_BEFORE_PROCESSING" }),
+        json!({ "mode": "HANG_AFTER_PROCESSING" }),
+        json!({ "mode": "NORMAL", "maxPerSecond": 1 }),
+    ] {
+        put_faults(&router, faults.clone()).await;
+        let answer = tokio::time::timeout(Duration::from_secs(1), cancel(&router, "o-1"))
+            .await
+            .unwrap_or_else(|_| panic!("cancel held under {faults}"));
+        assert_eq!(answer.0, StatusCode::OK, "{faults}: {}", answer.1);
+    }
+}
+
+#[tokio::test]
+async fn cancel_under_error_500_answers_500_and_does_nothing() {
+    let router = router();
+    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    put_faults(&router, json!({ "mode": "ERROR_500" })).await;
+
+    let response = cancel(&router, "o-1").await;
+    assert_error(&response, StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL");
+    let (_, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(payment["status"], "APPROVED");
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["approvals"][0]["cancelledAt"], Value::Null);
+}
+
+#[tokio::test]
+async fn without_a_callback_url_nothing_is_owed() {
+    let router = router();
+    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    cancel(&router, "o-1").await;
+    let (_, ledger) = get(&router, "/admin/ledger").await;
+    assert_eq!(ledger["callbacks"], json!([]));
 }

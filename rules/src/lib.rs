@@ -6,6 +6,7 @@
 //! both sides of a contract run the same code.
 //!
 //! - [`signing`] — the canonical string and HMAC signature of edge → origin requests.
+//! - [`callback`] — the signed gateway → origin callback: its body, signature and check.
 //! - [`confirm`] — the payment confirm request: parsing and validation of outside input.
 //! - [`credentials`] — the login request: username and password, validated.
 //! - [`queue`] — the first-come queue of one event, with admission passes.
@@ -14,6 +15,7 @@
 //! - [`sliding_window`] — the exact sliding-window rate limit.
 //! - [`token`] — access-token verification against the configured keys.
 
+pub mod callback;
 pub mod confirm;
 pub mod credentials;
 pub mod queue;
