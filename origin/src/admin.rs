@@ -1,14 +1,20 @@
 //! Operator routes, behind `Authorization: Bearer $OPERATOR_TOKEN`. With no token
 //! configured they are off, never open.
 
-use axum::extract::{Request, State};
+use axum::extract::{Query, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use axum::Json;
+use serde::{Deserialize, Serialize};
 
 use crate::app::AppState;
 use crate::error::ApiError;
 use crate::guard::GuardView;
+use crate::recovery::CycleReport;
+use crate::store::{Payment, PaymentStatus};
+
+/// The most payments `GET /admin/payments` lists.
+const MAX_LISTED: u32 = 1_000;
 
 /// Lets a request through only with the operator's bearer token.
 pub async fn require_operator(
@@ -43,10 +49,90 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
             == 0
 }
 
-/// `GET /admin/guard`: breaker state and transitions, calls in flight, bulkhead and
-/// limiter, refusals so far.
-pub async fn guard(State(state): State<AppState>) -> Json<GuardView> {
-    Json(state.guard.view())
+/// `GET /admin/guard`: the approval guard — breaker state and transitions, calls in
+/// flight, bulkhead and limiter, refusals so far — and the recovery job's own guard.
+pub async fn guard(State(state): State<AppState>) -> Json<GuardsView> {
+    Json(GuardsView {
+        approve: state.guard.view(),
+        recovery: state.recovery.guard().view(),
+    })
+}
+
+/// The approval guard's view, with the recovery guard's under `recovery`.
+#[derive(Serialize)]
+pub struct GuardsView {
+    #[serde(flatten)]
+    approve: GuardView,
+    recovery: GuardView,
+}
+
+#[derive(Deserialize)]
+pub struct PaymentsQuery {
+    status: String,
+    limit: Option<u32>,
+}
+
+/// A payment as an operator sees it: with its owner and what recovery knows.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorPayment {
+    #[serde(flatten)]
+    payment: Payment,
+    user_id: String,
+    recovery: RecoveryView,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecoveryView {
+    attempts: u32,
+    not_found_count: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_not_found_at: Option<i64>,
+    next_attempt_at: i64,
+    /// Why an operator should look at it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flag: Option<String>,
+}
+
+/// `GET /admin/payments?status=UNKNOWN[&limit=N]`: payments in a status, oldest first,
+/// with why recovery has not settled them.
+pub async fn payments(
+    State(state): State<AppState>,
+    Query(query): Query<PaymentsQuery>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let status = PaymentStatus::parse(&query.status).ok_or_else(|| ApiError::BadRequest {
+        code: "INVALID_REQUEST",
+        message: format!(
+            "status must be PENDING, APPROVED, FAILED or UNKNOWN, not `{}`",
+            query.status
+        ),
+    })?;
+    let limit = query.limit.unwrap_or(100).clamp(1, MAX_LISTED);
+    let payments = state.store.payments_with_status(status, limit).await?;
+    let payments: Vec<_> = payments
+        .into_iter()
+        .map(|payment| {
+            let recovery = RecoveryView {
+                attempts: payment.recovery.attempts,
+                not_found_count: payment.recovery.not_found_count,
+                last_not_found_at: payment.recovery.last_not_found_at,
+                next_attempt_at: payment.recovery.next_attempt_at,
+                flag: payment.recovery.flag.clone(),
+            };
+            OperatorPayment {
+                user_id: payment.user_id.clone(),
+                payment,
+                recovery,
+            }
+        })
+        .collect();
+    Ok(Json(serde_json::json!({ "payments": payments })))
+}
+
+/// `POST /admin/recovery/run`: one recovery cycle now; what it changed.
+pub async fn run_recovery(State(state): State<AppState>) -> Json<CycleReport> {
+    Json(state.recovery.run_cycle().await)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 
 use crate::admin;
+use crate::callback;
 use crate::edge_signature::{require_edge_signature, EdgeVerifier};
 use crate::error::ApiError;
 use crate::gateway::GatewayClient;
@@ -17,6 +18,7 @@ use crate::guard::PgGuard;
 use crate::metrics::Metrics;
 use crate::overload::{count_requests, shed_excess, Capacity};
 use crate::payments;
+use crate::recovery::Recovery;
 use crate::store::Store;
 use crate::users::{self, Passwords};
 
@@ -33,6 +35,10 @@ pub struct AppState {
     pub operator_token: Option<Arc<str>>,
     /// Requests the API handles at once.
     pub capacity: Capacity,
+    /// The recovery job, also what a PG callback converges a payment through.
+    pub recovery: Arc<Recovery>,
+    /// `GATEWAY_CALLBACK_SECRET`; `None` refuses every callback.
+    pub callback_secret: Option<Arc<[u8]>>,
 }
 
 /// The API listener's routes.
@@ -51,10 +57,13 @@ pub fn app(state: AppState) -> Router {
         ));
     let operator = Router::new()
         .route("/admin/guard", get(admin::guard))
+        .route("/admin/payments", get(admin::payments))
+        .route("/admin/recovery/run", post(admin::run_recovery))
         .route_layer(from_fn_with_state(state.clone(), admin::require_operator));
     Router::new()
         .merge(signed)
         .merge(operator)
+        .route("/gateway/callback", post(callback::receive))
         .route("/healthz", get(healthz))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

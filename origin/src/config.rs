@@ -9,6 +9,8 @@ use rules::rate_limit::parse_rate;
 use crate::guard::breaker::BreakerConfig;
 use crate::guard::limiter::LimiterConfig;
 use crate::guard::GuardConfig;
+use crate::recovery::decide::RecoveryConfig;
+use crate::store::Backend;
 
 const MIN_SECRET_LEN: usize = 32;
 
@@ -18,7 +20,8 @@ pub struct OriginConfig {
     pub listen: SocketAddr,
     /// `ORIGIN_METRICS_LISTEN`: health and metrics, apart from the API.
     pub metrics_listen: SocketAddr,
-    /// `DATABASE_URL`: `sqlite://…`.
+    /// `DATABASE_URL`: `sqlite:…`, or `postgres://…` / `postgresql://…` for a database
+    /// shared by several instances. Holds a password: never log it as it is.
     pub database_url: String,
     /// `EDGE_SIGNING_SECRET`: the HMAC key shared with the edge.
     pub edge_secret: Vec<u8>,
@@ -35,6 +38,12 @@ pub struct OriginConfig {
     pub max_concurrent_requests: u32,
     /// `OPERATOR_TOKEN`: the bearer token of the operator routes; unset disables them.
     pub operator_token: Option<String>,
+    /// `GATEWAY_CALLBACK_SECRET`: the key the PG signs callbacks with; unset refuses
+    /// every callback.
+    pub callback_secret: Option<Vec<u8>>,
+    /// `RECOVERY_INTERVAL_MS`, `RECOVERY_MIN_AGE_MS`, `RECOVERY_MAX_AGE_MS`; the
+    /// NOT_FOUND spacing follows `GATEWAY_TIMEOUT_MS`.
+    pub recovery: RecoveryConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -129,6 +138,16 @@ impl OriginConfig {
                 ),
             });
         }
+        let callback_secret = get("GATEWAY_CALLBACK_SECRET");
+        if callback_secret
+            .as_ref()
+            .is_some_and(|secret| secret.len() < MIN_SECRET_LEN)
+        {
+            return Err(ConfigError {
+                name: "GATEWAY_CALLBACK_SECRET",
+                problem: format!("must be at least {MIN_SECRET_LEN} characters"),
+            });
+        }
         let guard = GuardConfig {
             timeout: millis("GATEWAY_TIMEOUT_MS", 3_000, 1)?,
             bulkhead: small("BULKHEAD_MAX_CONCURRENT", 50, 0, 100_000)?,
@@ -145,6 +164,18 @@ impl OriginConfig {
             db_acquire_timeout: millis("DB_ACQUIRE_TIMEOUT_MS", 3_000, 1)?,
             max_concurrent_requests: small("ORIGIN_MAX_CONCURRENT_REQUESTS", 256, 1, 100_000)?,
             operator_token,
+            callback_secret: callback_secret.map(String::into_bytes),
+            recovery: RecoveryConfig {
+                interval: millis("RECOVERY_INTERVAL_MS", 30_000, 100)?,
+                min_age_ms: millis("RECOVERY_MIN_AGE_MS", 30_000, 0)?.as_millis() as i64,
+                max_age_ms: number(
+                    "RECOVERY_MAX_AGE_MS",
+                    24 * 3_600_000,
+                    1,
+                    90 * 24 * 3_600_000,
+                )? as i64,
+                ..RecoveryConfig::for_pg_timeout(guard.timeout)
+            },
         })
     }
 }
@@ -185,10 +216,10 @@ pub fn database_url(lookup: impl Fn(&str) -> Option<String>) -> Result<String, C
         .map(|v| v.trim().to_owned())
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "sqlite://data/origin.sqlite3".into());
-    if !url.starts_with("sqlite:") {
+    if Backend::of(&url).is_none() {
         return Err(ConfigError {
             name: "DATABASE_URL",
-            problem: "only sqlite:// databases are supported by this build".into(),
+            problem: "must be a sqlite:, postgres:// or postgresql:// URL".into(),
         });
     }
     Ok(url)
@@ -269,6 +300,20 @@ mod tests {
     }
 
     #[test]
+    fn the_database_is_sqlite_or_postgres() {
+        let urls = [
+            "sqlite://data/origin.sqlite3",
+            "sqlite::memory:",
+            "postgres://origin:pw@db:5432/pay",
+            "postgresql://db/pay",
+        ];
+        for url in urls {
+            let read = database_url(|name| (name == "DATABASE_URL").then(|| url.to_owned()));
+            assert_eq!(read.ok().as_deref(), Some(url));
+        }
+    }
+
+    #[test]
     fn a_bad_value_names_its_variable() {
         let cases: &[(&[(&str, &str)], &str)] = &[
             (&[], "EDGE_SIGNING_SECRET"),
@@ -276,6 +321,8 @@ mod tests {
             (&[("ORIGIN_LISTEN", "localhost")], "ORIGIN_LISTEN"),
             (&[("GATEWAY_TIMEOUT_MS", "0")], "GATEWAY_TIMEOUT_MS"),
             (&[("DATABASE_URL", "mysql://x")], "DATABASE_URL"),
+            (&[("DATABASE_URL", "data/origin.sqlite3")], "DATABASE_URL"),
+            (&[("DATABASE_URL", "postgres:/db")], "DATABASE_URL"),
             (
                 &[("BULKHEAD_MAX_CONCURRENT", "-1")],
                 "BULKHEAD_MAX_CONCURRENT",

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::recovery::decide::PgView;
+
 /// What the PG said to one approval request, as far as we can know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GatewayAnswer {
@@ -28,19 +30,6 @@ pub enum GatewayAnswer {
     },
 }
 
-impl GatewayAnswer {
-    /// A short label for metrics.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Approved { .. } => "approved",
-            Self::Declined => "declined",
-            Self::Rejected { .. } => "rejected",
-            Self::NotSent => "not_sent",
-            Self::Unknown { .. } => "unknown",
-        }
-    }
-}
-
 /// A connection not made in this long is a PG that is not there: the request was not
 /// sent. The whole call is bounded by the guard's timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
@@ -57,6 +46,14 @@ struct ConfirmBody<'a> {
     payment_key: &'a str,
     order_id: &'a str,
     amount: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusReply {
+    status: String,
+    amount: i64,
+    approved_at: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +116,37 @@ impl GatewayClient {
             Err(err) => GatewayAnswer::Unknown {
                 cause: describe(&err),
             },
+        }
+    }
+}
+
+impl GatewayClient {
+    /// Asks the PG what became of an order (`GET /v1/payments/{orderId}`). Safe to ask
+    /// any number of times; bounded by the caller's guard.
+    pub async fn status(&self, order_id: &str) -> PgView {
+        let url = format!("{}/v1/payments/{order_id}", self.base_url);
+        let unavailable = |cause: String| PgView::Unavailable { cause };
+        let response = match self.http.get(&url).send().await {
+            Ok(response) => response,
+            Err(err) => return unavailable(describe(&err)),
+        };
+        match response.status().as_u16() {
+            404 => return PgView::NotFound,
+            200 => {}
+            other => return unavailable(format!("gateway answered {other}")),
+        }
+        match response.json::<StatusReply>().await {
+            Ok(reply) => match reply.status.as_str() {
+                "APPROVED" => PgView::Approved {
+                    approved_at: reply.approved_at,
+                    amount: reply.amount,
+                },
+                "DECLINED" => PgView::Declined,
+                "PENDING" => PgView::Pending,
+                "CANCELLED" => PgView::Cancelled,
+                other => unavailable(format!("unexpected gateway status {other}")),
+            },
+            Err(err) => unavailable(describe(&err)),
         }
     }
 }

@@ -9,6 +9,8 @@
 //! - [`guard`] — timeout, circuit breaker, bulkhead and limiter before every PG call.
 //! - [`overload`] — the API's concurrency cap (shedding at once) and request counts.
 //! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
+//! - [`recovery`] — the job that converges UNKNOWN and stale PENDING payments to the
+//!   PG's word; [`callback`] — the PG's signed callbacks, converged at once.
 //! - [`users`] — argon2id passwords, the credential check behind login, `origin user add`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
@@ -19,6 +21,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod callback;
 pub mod clock;
 pub mod config;
 pub mod edge_signature;
@@ -29,6 +32,7 @@ pub mod idempotency;
 pub mod metrics;
 pub mod overload;
 pub mod payments;
+pub mod recovery;
 pub mod server;
 pub mod store;
 pub mod users;

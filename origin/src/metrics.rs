@@ -67,6 +67,11 @@ struct RequestLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct IdempotencyLabel {
     answer: &'static str,
 }
@@ -84,6 +89,9 @@ pub struct Metrics {
     idempotency: Family<IdempotencyLabel, Counter>,
     db_retries: Family<OperationLabel, Counter>,
     http_requests: Family<RequestLabel, Counter>,
+    recovery_cycles: Counter,
+    recovery_payments: Family<OutcomeLabel, Counter>,
+    callbacks: Family<OutcomeLabel, Counter>,
 }
 
 /// Counts one gateway call in flight for as long as it lives.
@@ -156,6 +164,25 @@ impl Default for Metrics {
             "API requests answered, by route and status",
             http_requests.clone(),
         );
+        let recovery_cycles = Counter::default();
+        registry.register(
+            "recovery_cycles",
+            "Recovery cycles run",
+            recovery_cycles.clone(),
+        );
+        let recovery_payments = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "recovery_payments",
+            "Payments recovery asked the PG about, by outcome: approved, failed, \
+             unresolved (asked again later), flagged (for an operator)",
+            recovery_payments.clone(),
+        );
+        let callbacks = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "gateway_callbacks",
+            "PG callbacks received, by outcome",
+            callbacks.clone(),
+        );
         Self {
             registry,
             payments,
@@ -167,6 +194,9 @@ impl Default for Metrics {
             idempotency,
             db_retries,
             http_requests,
+            recovery_cycles,
+            recovery_payments,
+            callbacks,
         }
     }
 }
@@ -251,6 +281,26 @@ impl Metrics {
                 route: route.to_owned(),
                 status,
             })
+            .inc();
+    }
+
+    pub fn recovery_cycle(&self, report: &crate::recovery::CycleReport) {
+        self.recovery_cycles.inc();
+        for (outcome, count) in [
+            ("approved", report.approved),
+            ("failed", report.failed),
+            ("unresolved", report.unresolved),
+            ("flagged", report.flagged),
+        ] {
+            self.recovery_payments
+                .get_or_create(&OutcomeLabel { outcome })
+                .inc_by(u64::from(count));
+        }
+    }
+
+    pub fn callback_received(&self, outcome: &'static str) {
+        self.callbacks
+            .get_or_create(&OutcomeLabel { outcome })
             .inc();
     }
 

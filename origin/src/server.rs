@@ -11,29 +11,57 @@ use crate::app::{app, metrics_app, AppState};
 use crate::config::OriginConfig;
 use crate::edge_signature::EdgeVerifier;
 use crate::gateway::GatewayClient;
-use crate::guard::PgGuard;
+use crate::guard::{GuardConfig, PgGuard};
 use crate::idempotency;
 use crate::metrics::Metrics;
 use crate::overload::Capacity;
-use crate::store::sqlite::SqliteStore;
-use crate::store::Store;
+use crate::recovery::Recovery;
+use crate::store;
 use crate::users::Passwords;
 
 /// The name of the guard in front of approval calls, in metrics and `/admin/guard`.
 pub const APPROVE_GUARD: &str = "approve";
 
+/// The name of the recovery job's own guard.
+pub const RECOVER_GUARD: &str = "recover";
+
+/// PG status questions the recovery job has in flight at most.
+const RECOVER_BULKHEAD: u32 = 16;
+
+/// The recovery job over `store`, with a guard of its own: the confirm path's timeout
+/// and breaker settings, its own bulkhead, no limiter.
+pub fn recovery(
+    config: &OriginConfig,
+    store: Arc<dyn store::Store>,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<Recovery> {
+    let guard = GuardConfig {
+        bulkhead: RECOVER_BULKHEAD,
+        limiter: crate::guard::limiter::LimiterConfig::Off,
+        ..config.guard
+    };
+    Ok(Recovery::new(
+        store,
+        GatewayClient::new(&config.gateway_url)?,
+        PgGuard::new(RECOVER_GUARD, guard, metrics.clone()),
+        metrics,
+        config.recovery,
+    ))
+}
+
 pub async fn serve(
     config: OriginConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let store = SqliteStore::open(&config.database_url, config.db_acquire_timeout)
-        .await
-        .with_context(|| format!("DATABASE_URL: cannot open {}", config.database_url))?;
-    let store: Arc<dyn Store> = Arc::new(store);
+    let store = store::open(&config.database_url, config.db_acquire_timeout).await?;
     let metrics = Arc::new(Metrics::default());
     if config.operator_token.is_none() {
         tracing::warn!("OPERATOR_TOKEN is not set: operator routes (/admin/…) are off");
     }
+    if config.callback_secret.is_none() {
+        tracing::warn!("GATEWAY_CALLBACK_SECRET is not set: PG callbacks are refused");
+    }
+    let recovery = Arc::new(recovery(&config, store.clone(), metrics.clone())?);
     let state = AppState {
         store: store.clone(),
         gateway: GatewayClient::new(&config.gateway_url)?,
@@ -43,8 +71,11 @@ pub async fn serve(
         passwords: Arc::new(Passwords::new()?),
         operator_token: config.operator_token.as_deref().map(Arc::from),
         capacity: Capacity::new(config.max_concurrent_requests),
+        recovery: recovery.clone(),
+        callback_secret: config.callback_secret.as_deref().map(Arc::from),
     };
     let purge = tokio::spawn(idempotency::purge_expired(store, metrics.clone()));
+    let recover = tokio::spawn(recovery.run_every_interval());
     let api = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("ORIGIN_LISTEN: cannot bind {}", config.listen))?;
@@ -75,6 +106,7 @@ pub async fn serve(
         .with_graceful_shutdown(until_stopped(stopped));
     let served = tokio::try_join!(api.into_future(), metrics.into_future());
     purge.abort();
+    recover.abort();
     served?;
     tracing::info!("origin stopped");
     Ok(())

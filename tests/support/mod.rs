@@ -7,6 +7,9 @@
 
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
+#[path = "../../origin/tests/support/postgres.rs"]
+mod postgres;
+
 use std::fs;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt as _;
@@ -27,6 +30,8 @@ pub const JWT_SECRET: &[u8] = b"e2e-access-token-key-0123456789abcdef";
 pub const KID: &str = "e2e-1";
 /// The origin's `OPERATOR_TOKEN` in tests.
 pub const OPERATOR_TOKEN: &str = "e2e-operator-token-0123456789abcdef";
+/// The key the simulator signs its callbacks with, in tests.
+pub const CALLBACK_SECRET: &str = "e2e-gateway-callback-secret-0123456789";
 
 const READY_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -54,7 +59,24 @@ pub struct System {
     pub http: reqwest::Client,
     services: Vec<Service>,
     database_url: String,
+    /// Every variable the origin runs with, to start it again or run its commands.
+    origin_env: Vec<(String, String)>,
+    /// A second origin instance on the same database (PostgreSQL systems only).
+    pub second_origin: Option<String>,
+    base: PathBuf,
+    _postgres: Option<postgres::TestPostgres>,
     _dir: tempfile::TempDir,
+}
+
+/// What a [`System`] is made of beyond the simulator and one origin on SQLite.
+#[derive(Clone, Copy, Default)]
+struct Parts<'a> {
+    edge: Option<&'a EdgeSetup>,
+    origin_vars: &'a [(&'static str, &'a str)],
+    /// The simulator calls the origin back.
+    callbacks: bool,
+    /// Two origin instances sharing one PostgreSQL database.
+    postgres: bool,
 }
 
 impl System {
@@ -67,19 +89,48 @@ impl System {
     /// binding and releasing them, so another process may take one before a service
     /// binds it; a start that loses that race is thrown away and tried on new ports.
     pub async fn start_with(setup: EdgeSetup) -> System {
-        System::start_parts(Some(&setup), &[]).await
+        System::start_parts(Parts {
+            edge: Some(&setup),
+            ..Parts::default()
+        })
+        .await
     }
 
     /// The simulator and the origin only, the origin configured with `origin_vars` over
     /// the harness's own: for what the origin does with the PG, without an edge.
     pub async fn backend(origin_vars: &[(&'static str, &str)]) -> System {
-        System::start_parts(None, origin_vars).await
+        System::start_parts(Parts {
+            origin_vars,
+            ..Parts::default()
+        })
+        .await
     }
 
-    async fn start_parts(edge: Option<&EdgeSetup>, origin_vars: &[(&'static str, &str)]) -> System {
+    /// [`System::backend`], with the simulator calling the origin back.
+    pub async fn backend_with_callbacks(origin_vars: &[(&'static str, &str)]) -> System {
+        System::start_parts(Parts {
+            origin_vars,
+            callbacks: true,
+            ..Parts::default()
+        })
+        .await
+    }
+
+    /// [`System::backend`] with two origin instances ([`System::origin`] and
+    /// [`System::second_origin`]) sharing a throwaway PostgreSQL database.
+    pub async fn backend_on_postgres(origin_vars: &[(&'static str, &str)]) -> System {
+        System::start_parts(Parts {
+            origin_vars,
+            postgres: true,
+            ..Parts::default()
+        })
+        .await
+    }
+
+    async fn start_parts(parts: Parts<'_>) -> System {
         let mut last_failure = String::new();
         for _ in 0..3 {
-            match System::try_start(edge, origin_vars).await {
+            match System::try_start(parts).await {
                 Ok(system) => return system,
                 Err(failure) => last_failure = failure,
             }
@@ -87,14 +138,19 @@ impl System {
         panic!("the system did not start three times; last: {last_failure}");
     }
 
-    async fn try_start(
-        edge_setup: Option<&EdgeSetup>,
-        origin_vars: &[(&'static str, &str)],
-    ) -> Result<System, String> {
+    async fn try_start(parts: Parts<'_>) -> Result<System, String> {
+        let Parts {
+            edge: edge_setup,
+            origin_vars,
+            callbacks,
+            postgres,
+        } = parts;
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().expect("a temporary folder");
         let base = dir.path().to_owned();
-        let [edge_port, origin_port, metrics_port, gateway_port] = free_ports();
+        let [edge_port, origin_port, metrics_port, gateway_port, second_port, second_metrics] =
+            free_ports();
+        let server = postgres.then(postgres::TestPostgres::start);
         let gateway = format!("http://127.0.0.1:{gateway_port}");
         let origin = format!("http://127.0.0.1:{origin_port}");
         let mut system = System {
@@ -104,27 +160,62 @@ impl System {
             gateway: gateway.clone(),
             http: reqwest::Client::new(),
             services: Vec::new(),
-            database_url: format!("sqlite://{}", base.join("origin.sqlite3").display()),
+            database_url: server.as_ref().map_or_else(
+                || format!("sqlite://{}", base.join("origin.sqlite3").display()),
+                |server| server.url().to_owned(),
+            ),
+            origin_env: Vec::new(),
+            second_origin: None,
+            base: base.clone(),
+            _postgres: server,
             _dir: dir,
         };
 
         let mut sim = Command::new(binary(root, "gateway-sim"));
-        sim.env("GATEWAY_SIM_LISTEN", format!("127.0.0.1:{gateway_port}"));
+        sim.env("GATEWAY_SIM_LISTEN", format!("127.0.0.1:{gateway_port}"))
+            .env("GATEWAY_CALLBACK_SECRET", CALLBACK_SECRET);
+        if callbacks {
+            sim.env("GATEWAY_CALLBACK_URL", format!("{origin}/gateway/callback"));
+        }
         system.spawn("gateway-sim", sim, &base);
 
-        let mut origin_cmd = Command::new(binary(root, "origin"));
-        origin_cmd
-            .arg("serve")
-            .env("ORIGIN_LISTEN", format!("127.0.0.1:{origin_port}"))
-            .env("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}"))
-            .env("DATABASE_URL", &system.database_url)
-            .env("EDGE_SIGNING_SECRET", EDGE_SECRET)
-            .env("GATEWAY_URL", &gateway)
-            .env("OPERATOR_TOKEN", OPERATOR_TOKEN)
-            .envs(origin_vars.iter().copied());
+        let own = [
+            ("ORIGIN_LISTEN", format!("127.0.0.1:{origin_port}")),
+            ("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}")),
+            ("DATABASE_URL", system.database_url.clone()),
+            ("EDGE_SIGNING_SECRET", EDGE_SECRET.to_owned()),
+            ("GATEWAY_URL", gateway.clone()),
+            ("OPERATOR_TOKEN", OPERATOR_TOKEN.to_owned()),
+            ("GATEWAY_CALLBACK_SECRET", CALLBACK_SECRET.to_owned()),
+        ];
+        system.origin_env = own
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value))
+            .chain(
+                origin_vars
+                    .iter()
+                    .map(|(n, v)| ((*n).to_owned(), (*v).to_owned())),
+            )
+            .collect();
+        let origin_cmd = system.origin_command(&["serve"]);
         system.spawn("origin", origin_cmd, &base);
+        if postgres {
+            let second = format!("http://127.0.0.1:{second_port}");
+            let mut second_cmd = system.origin_command(&["serve"]);
+            second_cmd
+                .env("ORIGIN_LISTEN", format!("127.0.0.1:{second_port}"))
+                .env(
+                    "ORIGIN_METRICS_LISTEN",
+                    format!("127.0.0.1:{second_metrics}"),
+                );
+            system.spawn("origin-2", second_cmd, &base);
+            system.second_origin = Some(second);
+        }
         let backend = [&system.gateway, &system.origin, &system.origin_metrics]
-            .map(|base| format!("{base}/healthz"));
+            .into_iter()
+            .chain(&system.second_origin)
+            .map(|base| format!("{base}/healthz"))
+            .collect::<Vec<_>>();
         for url in backend {
             system.wait_until_healthy(&url).await?;
         }
@@ -181,9 +272,54 @@ impl System {
         Ok(system)
     }
 
+    /// The `origin` binary with `args`, run as this system's origin runs.
+    fn origin_command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(binary(Path::new(env!("CARGO_MANIFEST_DIR")), "origin"));
+        command
+            .args(args)
+            .envs(self.origin_env.iter().map(|(n, v)| (n, v)));
+        command
+    }
+
+    /// Runs `origin ARGS` (e.g. `recover --once`) with the origin's configuration; its
+    /// standard output, after asserting it succeeded.
+    pub fn origin_cli(&self, args: &[&str]) -> String {
+        let output = self
+            .origin_command(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("the origin command runs");
+        assert!(
+            output.status.success(),
+            "origin {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Starts the origin again (after [`System::kill`]) on the same ports and database.
+    pub async fn restart_origin(&mut self) {
+        if let Some(index) = self.services.iter().position(|s| s.name == "origin") {
+            let mut old = self.services.remove(index);
+            kill_group(&mut old.child);
+        }
+        let command = self.origin_command(&["serve"]);
+        let base = self.base.clone();
+        self.spawn("origin", command, &base);
+        let url = format!("{}/healthz", self.origin);
+        self.wait_until_healthy(&url)
+            .await
+            .unwrap_or_else(|failure| panic!("the origin did not restart: {failure}"));
+    }
+
     fn spawn(&mut self, name: &'static str, mut command: Command, dir: &Path) {
+        // Appended, so a restarted service's log follows its first life's.
         let log = dir.join(format!("{name}.log"));
-        let out = fs::File::create(&log).expect("a log file");
+        let out = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("a log file");
         let err = out.try_clone().expect("a log file");
         let child = command
             .stdin(Stdio::null())
@@ -224,10 +360,8 @@ impl System {
 
     /// Adds a user with `origin user add`, as an operator does; returns its id.
     pub fn add_user(&self, name: &str, password: &str) -> String {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut child = Command::new(binary(root, "origin"))
-            .args(["user", "add", name])
-            .env("DATABASE_URL", &self.database_url)
+        let mut child = self
+            .origin_command(&["user", "add", name])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -245,6 +379,19 @@ impl System {
             .next()
             .expect("the new user's id")
             .to_owned()
+    }
+
+    /// What kills service `name` with SIGKILL later, while the system is in use (the
+    /// harness reaps it afterwards).
+    pub fn killer(&self, name: &str) -> Killer {
+        let service = self
+            .services
+            .iter()
+            .find(|s| s.name == name)
+            .expect("a service");
+        Killer {
+            group: libc::pid_t::try_from(service.child.id()).expect("a pid"),
+        }
     }
 
     /// Kills one service (`gateway-sim`, `origin` or `edge`) and waits until it is gone.
@@ -274,11 +421,20 @@ impl System {
 
     /// A request to the origin carrying `request` and the edge's signature of it.
     pub fn signed_origin_request(&self, request: SignedRequest<'_>) -> reqwest::RequestBuilder {
+        self.signed_request_to(&self.origin, request)
+    }
+
+    /// [`System::signed_origin_request`] to the origin instance at `base`.
+    pub fn signed_request_to(
+        &self,
+        base: &str,
+        request: SignedRequest<'_>,
+    ) -> reqwest::RequestBuilder {
         let signature = request.sign(EDGE_SECRET.as_bytes()).expect("signable");
         let method = reqwest::Method::from_bytes(request.method.as_bytes()).expect("a method");
         let mut builder = self
             .http
-            .request(method, format!("{}{}", self.origin, request.path_and_query))
+            .request(method, format!("{base}{}", request.path_and_query))
             .header("x-edge-user", request.user_id)
             .header("x-edge-timestamp", request.timestamp_ms.to_string())
             .header("x-edge-nonce", request.nonce)
@@ -299,24 +455,49 @@ impl System {
         key: Option<&str>,
         body: &str,
     ) -> reqwest::Response {
+        self.try_confirm_at_origin(user, key, body)
+            .await
+            .expect("the origin answers")
+    }
+
+    /// [`System::confirm_at_origin`], for an origin that may not answer.
+    pub async fn try_confirm_at_origin(
+        &self,
+        user: &str,
+        key: Option<&str>,
+        body: &str,
+    ) -> reqwest::Result<reqwest::Response> {
+        self.try_confirm_at(&self.origin, user, key, body).await
+    }
+
+    /// [`System::try_confirm_at_origin`], to the origin instance at `base`.
+    pub async fn try_confirm_at(
+        &self,
+        base: &str,
+        user: &str,
+        key: Option<&str>,
+        body: &str,
+    ) -> reqwest::Result<reqwest::Response> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let nonce = format!(
             "{:016x}{:016x}",
             now_ms(),
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
-        self.signed_origin_request(SignedRequest {
-            method: "POST",
-            path_and_query: "/payments/confirm",
-            timestamp_ms: now_ms(),
-            nonce: &nonce,
-            user_id: user,
-            idempotency_key: key.unwrap_or_default(),
-            body: body.as_bytes(),
-        })
+        self.signed_request_to(
+            base,
+            SignedRequest {
+                method: "POST",
+                path_and_query: "/payments/confirm",
+                timestamp_ms: now_ms(),
+                nonce: &nonce,
+                user_id: user,
+                idempotency_key: key.unwrap_or_default(),
+                body: body.as_bytes(),
+            },
+        )
         .send()
         .await
-        .expect("the origin answers")
     }
 
     /// Sets the simulator's faults (`PUT /admin/faults`).
@@ -337,8 +518,13 @@ impl System {
 
     /// An operator route of the origin, with the operator's token.
     pub async fn operator_get(&self, path: &str) -> serde_json::Value {
+        self.operator_get_at(&self.origin, path).await
+    }
+
+    /// [`System::operator_get`] at the origin instance at `base`.
+    pub async fn operator_get_at(&self, base: &str, path: &str) -> serde_json::Value {
         self.http
-            .get(format!("{}{path}", self.origin))
+            .get(format!("{base}{path}"))
             .bearer_auth(OPERATOR_TOKEN)
             .send()
             .await
@@ -388,6 +574,18 @@ impl Drop for System {
                 );
             }
         }
+    }
+}
+
+/// Kills one service's process group when asked: `kill -9`, mid-flight.
+pub struct Killer {
+    group: libc::pid_t,
+}
+
+impl Killer {
+    pub fn kill(self) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created.
+        unsafe { libc::kill(-self.group, libc::SIGKILL) };
     }
 }
 

@@ -28,6 +28,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::gateway::GatewayAnswer;
 use crate::metrics::Metrics;
+use crate::recovery::decide::PgView;
 use breaker::{Breaker, BreakerConfig, BreakerPermit, BreakerView, CallResult, Transition};
 use limiter::{Limiter, LimiterConfig};
 
@@ -78,13 +79,66 @@ impl Refusal {
     }
 }
 
-/// Whether an answer counts against the PG's health: no answer, a 5xx, a refused
-/// connection, or a 429 do; a decline or another 4xx is the PG working.
-fn is_failure(answer: &GatewayAnswer) -> bool {
-    match answer {
-        GatewayAnswer::Approved { .. } | GatewayAnswer::Declined => false,
-        GatewayAnswer::Rejected { status } => *status == 429,
-        GatewayAnswer::NotSent | GatewayAnswer::Unknown { .. } => true,
+/// What the guard needs to know of a PG call's answer.
+pub trait Answer {
+    /// The answer when the call took longer than the timeout.
+    fn timed_out(timeout: Duration) -> Self;
+    /// Whether it counts against the PG's health.
+    fn is_failure(&self) -> bool;
+    /// A short label for metrics.
+    fn kind(&self) -> &'static str;
+}
+
+impl Answer for GatewayAnswer {
+    /// Sent and not answered: it may have charged, so it is unknown.
+    fn timed_out(timeout: Duration) -> Self {
+        Self::Unknown {
+            cause: format!("no answer within the {} ms timeout", timeout.as_millis()),
+        }
+    }
+
+    /// No answer, a 5xx, a refused connection, or a 429 count; a decline or another
+    /// 4xx is the PG working.
+    fn is_failure(&self) -> bool {
+        match self {
+            Self::Approved { .. } | Self::Declined => false,
+            Self::Rejected { status } => *status == 429,
+            Self::NotSent | Self::Unknown { .. } => true,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Approved { .. } => "approved",
+            Self::Declined => "declined",
+            Self::Rejected { .. } => "rejected",
+            Self::NotSent => "not_sent",
+            Self::Unknown { .. } => "unknown",
+        }
+    }
+}
+
+impl Answer for PgView {
+    fn timed_out(timeout: Duration) -> Self {
+        Self::Unavailable {
+            cause: format!("no answer within the {} ms timeout", timeout.as_millis()),
+        }
+    }
+
+    /// Only no answer counts: every status, NOT_FOUND included, is the PG working.
+    fn is_failure(&self) -> bool {
+        matches!(self, Self::Unavailable { .. })
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Approved { .. } => "approved",
+            Self::Declined => "declined",
+            Self::Cancelled => "cancelled",
+            Self::NotFound => "not_found",
+            Self::Pending => "pending",
+            Self::Unavailable { .. } => "unavailable",
+        }
     }
 }
 
@@ -126,23 +180,15 @@ impl PgGuard {
     }
 
     /// Makes `call` through the guard: refused at once, or sent and bounded by the
-    /// timeout, whose expiry is an [`GatewayAnswer::Unknown`].
-    pub async fn call(
-        &self,
-        call: impl Future<Output = GatewayAnswer>,
-    ) -> Result<GatewayAnswer, Refusal> {
+    /// timeout, whose expiry is [`Answer::timed_out`] (for an approval: UNKNOWN).
+    pub async fn call<A: Answer>(&self, call: impl Future<Output = A>) -> Result<A, Refusal> {
         let permit = self.admit().inspect_err(|refusal| {
             self.metrics.guard_refused(self.name, refusal.reason());
         })?;
         let _in_flight = self.metrics.gateway_call_started(self.name);
         let answer = tokio::time::timeout(self.config.timeout, call)
             .await
-            .unwrap_or_else(|_| GatewayAnswer::Unknown {
-                cause: format!(
-                    "no answer within the {} ms timeout",
-                    self.config.timeout.as_millis()
-                ),
-            });
+            .unwrap_or_else(|_| A::timed_out(self.config.timeout));
         permit.finish(&answer);
         Ok(answer)
     }
@@ -250,7 +296,7 @@ struct Permit<'a> {
 }
 
 impl Permit<'_> {
-    fn finish(mut self, answer: &GatewayAnswer) {
+    fn finish(mut self, answer: &impl Answer) {
         let elapsed = self.started.elapsed();
         let guard = self.guard;
         guard
@@ -258,7 +304,7 @@ impl Permit<'_> {
             .gateway_call_finished(guard.name, answer.kind(), elapsed);
         if let (Some(permit), Some(breaker)) = (self.breaker.take(), &guard.breaker) {
             let result = CallResult {
-                failed: is_failure(answer),
+                failed: answer.is_failure(),
                 duration_ms: elapsed.as_millis() as u64,
             };
             let transition = lock(breaker).record(permit, result, guard.now_ms());

@@ -38,7 +38,7 @@ async fn a_call_past_the_timeout_is_unknown_and_counts_as_a_failure() {
         ..GuardConfig::default()
     });
     for _ in 0..2 {
-        let answer = guard.call(std::future::pending()).await;
+        let answer = guard.call(std::future::pending::<GatewayAnswer>()).await;
         assert!(
             matches!(answer, Ok(GatewayAnswer::Unknown { .. })),
             "{answer:?}"
@@ -156,7 +156,7 @@ async fn a_cancelled_probe_gives_its_slot_back() {
         guard.call(async { GatewayAnswer::NotSent }).await.unwrap();
     }
     // Open with no wait: the next call is the one half-open probe. Drop it mid-call.
-    let probe = guard.call(std::future::pending());
+    let probe = guard.call(std::future::pending::<GatewayAnswer>());
     let cancelled = tokio::time::timeout(Duration::from_millis(10), probe).await;
     assert!(cancelled.is_err());
     assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));

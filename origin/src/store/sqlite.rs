@@ -12,6 +12,7 @@ use super::{
     Claimed, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus, Store, StoreError,
     StoredResponse, User,
 };
+use crate::recovery::decide::{Decision, RecoveryState};
 
 /// Nothing waits on the database without a bound (SPEC §3.7): a connection comes
 /// within the acquire timeout given to [`SqliteStore::open`], a lock within this.
@@ -19,7 +20,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
 const MAX_CONNECTIONS: u32 = 8;
 
 const PAYMENT_COLUMNS: &str = "id, order_id, user_id, payment_key, amount, event_id, status, \
-     failure_reason, approved_at, created_at, updated_at";
+     failure_reason, approved_at, created_at, updated_at, recovery_attempts, not_found_count, \
+     last_not_found_at, next_recovery_at, flag_reason";
 
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -47,17 +49,6 @@ impl SqliteStore {
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
         Ok(Self { pool })
-    }
-
-    async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
-        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = ?");
-        let row = sqlx::query(&sql)
-            .bind(payment_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| payment_from_row(&row))
-            .transpose()?
-            .ok_or(StoreError::NoSuchPayment(payment_id))
     }
 }
 
@@ -256,6 +247,118 @@ impl Store for SqliteStore {
         Ok(done.rows_affected())
     }
 
+    async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
+        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = ?");
+        let row = sqlx::query(&sql)
+            .bind(payment_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| payment_from_row(&row))
+            .transpose()?
+            .ok_or(StoreError::NoSuchPayment(payment_id))
+    }
+
+    async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError> {
+        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = ?");
+        let row = sqlx::query(&sql)
+            .bind(order_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| payment_from_row(&row)).transpose()
+    }
+
+    async fn payments_with_status(
+        &self,
+        status: PaymentStatus,
+        limit: u32,
+    ) -> Result<Vec<Payment>, StoreError> {
+        let sql =
+            format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE status = ? ORDER BY id LIMIT ?");
+        let rows = sqlx::query(&sql)
+            .bind(status.as_str())
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(payment_from_row).collect()
+    }
+
+    async fn claim_for_recovery(
+        &self,
+        now_ms: i64,
+        pending_before_ms: i64,
+        lease_until_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<Payment>, StoreError> {
+        // One statement: SQLite runs it under the database's single write lock, so two
+        // claims cannot take the same payment.
+        let sql = format!(
+            "UPDATE payments SET recovery_lease_until = ? WHERE id IN (\
+               SELECT id FROM payments WHERE status IN ('PENDING', 'UNKNOWN') \
+               AND next_recovery_at <= ? AND recovery_lease_until <= ? \
+               AND (status = 'UNKNOWN' OR created_at <= ?) \
+               ORDER BY next_recovery_at, id LIMIT ?) \
+             RETURNING {PAYMENT_COLUMNS}"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(lease_until_ms)
+            .bind(now_ms)
+            .bind(now_ms)
+            .bind(pending_before_ms)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(payment_from_row).collect()
+    }
+
+    async fn record_recovery(
+        &self,
+        payment_id: i64,
+        decision: &Decision,
+        now_ms: i64,
+    ) -> Result<Option<Payment>, StoreError> {
+        const UNSETTLED: &str = "WHERE id = ? AND status IN ('PENDING', 'UNKNOWN')";
+        let sql;
+        let query = match decision {
+            Decision::Approve { approved_at, flag } => {
+                sql = format!(
+                    "UPDATE payments SET status = 'APPROVED', approved_at = ?, \
+                     flag_reason = COALESCE(?, flag_reason), recovery_lease_until = 0, \
+                     updated_at = ? {UNSETTLED}"
+                );
+                sqlx::query(&sql).bind(*approved_at).bind(flag.clone())
+            }
+            Decision::Fail { reason } => {
+                sql = format!(
+                    "UPDATE payments SET status = 'FAILED', failure_reason = ?, \
+                     recovery_lease_until = 0, updated_at = ? {UNSETTLED}"
+                );
+                sqlx::query(&sql).bind(*reason)
+            }
+            Decision::Later { state } => {
+                sql = format!(
+                    "UPDATE payments SET status = 'UNKNOWN', recovery_attempts = ?, \
+                     not_found_count = ?, last_not_found_at = ?, next_recovery_at = ?, \
+                     flag_reason = ?, recovery_lease_until = 0, updated_at = ? {UNSETTLED}"
+                );
+                sqlx::query(&sql)
+                    .bind(i64::from(state.attempts))
+                    .bind(i64::from(state.not_found_count))
+                    .bind(state.last_not_found_at)
+                    .bind(state.next_attempt_at)
+                    .bind(state.flag.clone())
+            }
+        };
+        let done = query
+            .bind(now_ms)
+            .bind(payment_id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        self.payment_by_id(payment_id).await.map(Some)
+    }
+
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO users (id, username, password_hash, created_at, updated_at) \
@@ -330,216 +433,26 @@ fn payment_from_row(row: &SqliteRow) -> Result<Payment, StoreError> {
         approved_at: row.try_get("approved_at")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
+        recovery: RecoveryState {
+            attempts: count(row.try_get("recovery_attempts")?),
+            not_found_count: count(row.try_get("not_found_count")?),
+            last_not_found_at: row.try_get("last_not_found_at")?,
+            next_attempt_at: row.try_get("next_recovery_at")?,
+            flag: row.try_get("flag_reason")?,
+        },
     })
 }
 
+/// A stored counter (never negative) as a count.
+fn count(stored: i64) -> u32 {
+    u32::try_from(stored).unwrap_or_default()
+}
+
+/// The store's behaviour is tested on both stores in `tests/store.rs`; here only what
+/// is SQLite's own.
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A private in-memory database, shared by the pool's connections.
-    async fn store() -> SqliteStore {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let name = NEXT.fetch_add(1, Ordering::Relaxed);
-        let url = format!("sqlite:file:store-test-{name}?mode=memory&cache=shared");
-        SqliteStore::open(&url, Duration::from_secs(3))
-            .await
-            .unwrap()
-    }
-
-    fn new_payment(order_id: &str) -> NewPayment {
-        NewPayment {
-            order_id: order_id.into(),
-            user_id: "user-1".into(),
-            payment_key: "pk".into(),
-            amount: 1000,
-            event_id: None,
-            now_ms: 1_000,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_pending_payment_is_inserted_and_read_back_by_its_owner_only() {
-        let store = store().await;
-        let inserted = store.insert_pending(new_payment("o-1")).await.unwrap();
-        assert_eq!(inserted.status, PaymentStatus::Pending);
-        let read = store.payment_by_order("user-1", "o-1").await.unwrap();
-        assert_eq!(read, Some(inserted));
-        assert_eq!(store.payment_by_order("user-2", "o-1").await.unwrap(), None);
-    }
-
-    #[tokio::test]
-    async fn an_order_id_is_paid_at_most_once() {
-        let store = store().await;
-        store.insert_pending(new_payment("o-1")).await.unwrap();
-        let again = store.insert_pending(new_payment("o-1")).await;
-        assert!(matches!(again, Err(StoreError::DuplicateOrder)));
-    }
-
-    #[tokio::test]
-    async fn an_outcome_settles_a_pending_payment_once() {
-        let store = store().await;
-        let id = store
-            .insert_pending(new_payment("o-1"))
-            .await
-            .unwrap()
-            .payment_id;
-        let approved = store
-            .record_outcome(id, Outcome::Approved { approved_at: 2_000 }, 2_001)
-            .await
-            .unwrap();
-        assert_eq!(approved.status, PaymentStatus::Approved);
-        assert_eq!(approved.approved_at, Some(2_000));
-        let late = store
-            .record_outcome(
-                id,
-                Outcome::Failed {
-                    reason: "DECLINED".into(),
-                },
-                3_000,
-            )
-            .await
-            .unwrap();
-        assert_eq!(late, approved);
-    }
-
-    #[tokio::test]
-    async fn a_user_name_is_taken_once_and_its_password_can_change() {
-        let store = store().await;
-        let user = User {
-            id: "usr-1".into(),
-            username: "demo".into(),
-            password_hash: "h1".into(),
-        };
-        store.insert_user(&user, 1).await.unwrap();
-        let again = User {
-            id: "usr-2".into(),
-            ..user.clone()
-        };
-        assert!(matches!(
-            store.insert_user(&again, 2).await,
-            Err(StoreError::DuplicateUser)
-        ));
-        assert!(store.set_password_hash("demo", "h2", 3).await.unwrap());
-        assert!(!store.set_password_hash("nobody", "h2", 3).await.unwrap());
-        let read = store.user_by_name("demo").await.unwrap().unwrap();
-        assert_eq!(
-            (read.id.as_str(), read.password_hash.as_str()),
-            ("usr-1", "h2")
-        );
-        assert_eq!(store.user_by_name("nobody").await.unwrap(), None);
-    }
-
-    fn claim(hash: &str) -> IdempotencyClaim {
-        IdempotencyClaim {
-            user_id: "user-1".into(),
-            key: "key-1".into(),
-            request_hash: hash.into(),
-            lease_ms: 1_000,
-            retain_ms: 10_000,
-        }
-    }
-
-    #[tokio::test]
-    async fn an_idempotency_key_is_claimed_once_then_replayed() {
-        let store = store().await;
-        assert_eq!(
-            store.claim_idempotency_key(&claim("h1"), 0).await.unwrap(),
-            Claimed::Started
-        );
-        assert_eq!(
-            store.claim_idempotency_key(&claim("h1"), 10).await.unwrap(),
-            Claimed::InFlight { until_ms: 1_000 }
-        );
-        assert_eq!(
-            store.claim_idempotency_key(&claim("h2"), 10).await.unwrap(),
-            Claimed::Mismatch
-        );
-        let other_user = IdempotencyClaim {
-            user_id: "user-2".into(),
-            ..claim("h2")
-        };
-        assert_eq!(
-            store.claim_idempotency_key(&other_user, 10).await.unwrap(),
-            Claimed::Started,
-            "keys belong to their user"
-        );
-        let response = StoredResponse {
-            status: 201,
-            body: r#"{"status":"APPROVED"}"#.into(),
-        };
-        store
-            .finish_idempotency_key("user-1", "key-1", &response)
-            .await
-            .unwrap();
-        assert_eq!(
-            store
-                .claim_idempotency_key(&claim("h1"), 5_000)
-                .await
-                .unwrap(),
-            Claimed::Done(response)
-        );
-        assert_eq!(
-            store
-                .claim_idempotency_key(&claim("h2"), 5_000)
-                .await
-                .unwrap(),
-            Claimed::Mismatch
-        );
-    }
-
-    #[tokio::test]
-    async fn a_claim_past_its_lease_is_taken_over_once() {
-        let store = store().await;
-        store.claim_idempotency_key(&claim("h1"), 0).await.unwrap();
-        assert_eq!(
-            store
-                .claim_idempotency_key(&claim("h1"), 1_000)
-                .await
-                .unwrap(),
-            Claimed::Resumed
-        );
-        assert_eq!(
-            store
-                .claim_idempotency_key(&claim("h1"), 1_001)
-                .await
-                .unwrap(),
-            Claimed::InFlight { until_ms: 2_000 }
-        );
-    }
-
-    #[tokio::test]
-    async fn a_released_or_expired_key_starts_afresh() {
-        let store = store().await;
-        store.claim_idempotency_key(&claim("h1"), 0).await.unwrap();
-        store
-            .release_idempotency_key("user-1", "key-1")
-            .await
-            .unwrap();
-        assert_eq!(
-            store.claim_idempotency_key(&claim("h2"), 1).await.unwrap(),
-            Claimed::Started
-        );
-        let response = StoredResponse {
-            status: 202,
-            body: "{}".into(),
-        };
-        store
-            .finish_idempotency_key("user-1", "key-1", &response)
-            .await
-            .unwrap();
-        assert_eq!(
-            store
-                .claim_idempotency_key(&claim("h3"), 10_001)
-                .await
-                .unwrap(),
-            Claimed::Started,
-            "kept for retain_ms only"
-        );
-        assert_eq!(store.purge_idempotency_keys(10_001).await.unwrap(), 0);
-        assert_eq!(store.purge_idempotency_keys(10_002).await.unwrap(), 1);
-    }
 
     #[tokio::test]
     async fn a_request_waits_for_a_connection_no_longer_than_the_acquire_timeout() {
@@ -556,21 +469,5 @@ mod tests {
         assert!(matches!(waited, Err(StoreError::Busy)), "{waited:?}");
         drop(held);
         assert!(store.recent_payments("user-1", 1).await.is_ok());
-    }
-
-    #[tokio::test]
-    async fn recent_payments_are_the_users_own_newest_first() {
-        let store = store().await;
-        for order in ["o-1", "o-2", "o-3"] {
-            store.insert_pending(new_payment(order)).await.unwrap();
-        }
-        let other = NewPayment {
-            user_id: "user-2".into(),
-            ..new_payment("o-4")
-        };
-        store.insert_pending(other).await.unwrap();
-        let recent = store.recent_payments("user-1", 2).await.unwrap();
-        let orders: Vec<_> = recent.iter().map(|p| p.order_id.as_str()).collect();
-        assert_eq!(orders, ["o-3", "o-2"]);
     }
 }

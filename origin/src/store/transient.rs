@@ -1,10 +1,13 @@
-//! Transient database errors — SQLITE_BUSY/LOCKED, PostgreSQL serialization failures
-//! and deadlocks — roll the whole transaction back, so running it again is starting
-//! over, not repeating a half-done step. [`retry_transient`] does that up to
-//! [`MAX_RETRIES`] times with jittered backoff, and counts each retry.
+//! Transient database errors — SQLITE_BUSY/LOCKED, PostgreSQL serialization failures,
+//! deadlocks and lock waits past `lock_timeout` (PostgreSQL's SQLITE_BUSY) — roll the
+//! whole transaction back, so running it again is starting over, not repeating a
+//! half-done step. [`retry_transient`] does that up to [`MAX_RETRIES`] times with
+//! jittered backoff, and counts each retry.
 
 use std::future::Future;
 use std::time::Duration;
+
+use sqlx::postgres::PgDatabaseError;
 
 use super::StoreError;
 use crate::metrics::Metrics;
@@ -21,20 +24,28 @@ impl StoreError {
         let Self::Database(sqlx::Error::Database(db)) = self else {
             return false;
         };
+        // A SQLSTATE such as 40001 parses as a number too: tell the databases apart by
+        // the error's type, not by the code's look.
+        if let Some(postgres) = db.try_downcast_ref::<PgDatabaseError>() {
+            return matches!(
+                postgres.code(),
+                SERIALIZATION_FAILURE | DEADLOCK_DETECTED | LOCK_NOT_AVAILABLE
+            );
+        }
         let Some(code) = db.code() else {
             return false;
         };
-        match code.parse::<i32>() {
-            // SQLite extended codes: the primary code is the low byte.
-            Ok(sqlite) => matches!(sqlite & 0xff, SQLITE_BUSY | SQLITE_LOCKED),
-            // PostgreSQL SQLSTATE.
-            Err(_) => matches!(&*code, "40001" | "40P01"),
-        }
+        // SQLite extended codes: the primary code is the low byte.
+        code.parse::<i32>()
+            .is_ok_and(|sqlite| matches!(sqlite & 0xff, SQLITE_BUSY | SQLITE_LOCKED))
     }
 }
 
 const SQLITE_BUSY: i32 = 5;
 const SQLITE_LOCKED: i32 = 6;
+const SERIALIZATION_FAILURE: &str = "40001";
+const DEADLOCK_DETECTED: &str = "40P01";
+const LOCK_NOT_AVAILABLE: &str = "55P03";
 
 /// Runs `transaction` (one whole transaction per call) and re-runs it after a
 /// transient error, up to [`MAX_RETRIES`] times. `operation` labels the metric.

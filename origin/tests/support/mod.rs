@@ -17,6 +17,8 @@ use origin::gateway::GatewayClient;
 use origin::guard::{GuardConfig, PgGuard};
 use origin::metrics::Metrics;
 use origin::overload::Capacity;
+use origin::recovery::decide::RecoveryConfig;
+use origin::recovery::Recovery;
 use origin::store::sqlite::SqliteStore;
 use origin::users::Passwords;
 use rules::signing::SignedRequest;
@@ -60,6 +62,14 @@ impl Origin {
             passwords: Arc::new(Passwords::new().unwrap()),
             operator_token: Some(Arc::from(OPERATOR_TOKEN)),
             capacity: Capacity::new(64),
+            recovery: Arc::new(Recovery::new(
+                store.clone(),
+                GatewayClient::new(gateway_url).unwrap(),
+                PgGuard::new("recover", guard, metrics.clone()),
+                metrics.clone(),
+                RecoveryConfig::for_pg_timeout(guard.timeout),
+            )),
+            callback_secret: None,
         };
         Self {
             router: app(state),

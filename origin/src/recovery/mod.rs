@@ -1,0 +1,275 @@
+//! The recovery job (SPEC §3.3): converges UNKNOWN payments, and PENDING ones a
+//! crashed confirm left behind, to what the PG says happened.
+//!
+//! A cycle claims due payments a page at a time — each claim is a lease, so several
+//! origin instances sharing a database never ask about the same payment at once — asks
+//! the PG about each through a guard of its own, and records what [`decide::decide`]
+//! makes of the answer. The guard is not the confirm path's: a dead PG opens this
+//! breaker, and the safety net stops asking (the rest waits for a later cycle) instead
+//! of hammering it or taking the confirm path's bulkhead slots.
+//!
+//! PG callbacks ([`crate::callback`]) converge a payment at once through
+//! [`Recovery::apply`]; the job is the safety net behind them.
+
+pub mod decide;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt as _;
+use serde::Serialize;
+
+use crate::clock::now_ms;
+use crate::gateway::GatewayClient;
+use crate::guard::PgGuard;
+use crate::metrics::Metrics;
+use crate::store::transient::retry_transient;
+use crate::store::{Payment, PaymentStatus, Store, StoreError};
+use decide::{decide, Decision, PgView, RecoveryConfig, Subject};
+
+/// Payments claimed at a time.
+const PAGE: u32 = 100;
+
+/// Questions to the PG in flight at once within a page (the recovery guard's bulkhead
+/// bounds it again).
+const CONCURRENCY: usize = 16;
+
+/// How long a claim keeps other instances off a payment: far above a page's worth of
+/// PG questions at the timeout.
+const LEASE: Duration = Duration::from_secs(120);
+
+/// What one cycle did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CycleReport {
+    /// Payments asked about.
+    pub examined: u32,
+    pub approved: u32,
+    pub failed: u32,
+    /// Asked again later: the PG was processing, away, or said NOT_FOUND too few times.
+    pub unresolved: u32,
+    /// Newly flagged for an operator.
+    pub flagged: u32,
+    /// Whether the cycle stopped early because the PG could not be asked.
+    pub stopped_early: bool,
+    pub took_ms: u64,
+}
+
+/// What applying the PG's word did to one payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// It is now settled, or asked about again later.
+    Recorded {
+        payment: Payment,
+        decision: Decision,
+        /// It carries an operator flag it did not carry before.
+        newly_flagged: bool,
+    },
+    /// It was already settled; the PG's word agrees with it.
+    AlreadySettled(Payment),
+    /// It was already settled the other way round: an operator must look.
+    Disagrees { payment: Payment, pg: PgView },
+}
+
+pub struct Recovery {
+    store: Arc<dyn Store>,
+    gateway: GatewayClient,
+    guard: PgGuard,
+    metrics: Arc<Metrics>,
+    config: RecoveryConfig,
+}
+
+impl Recovery {
+    pub fn new(
+        store: Arc<dyn Store>,
+        gateway: GatewayClient,
+        guard: PgGuard,
+        metrics: Arc<Metrics>,
+        config: RecoveryConfig,
+    ) -> Self {
+        Self {
+            store,
+            gateway,
+            guard,
+            metrics,
+            config,
+        }
+    }
+
+    pub fn guard(&self) -> &PgGuard {
+        &self.guard
+    }
+
+    /// Runs a cycle every interval, for as long as it is polled.
+    pub async fn run_every_interval(self: Arc<Self>) {
+        let mut every = tokio::time::interval(self.config.interval);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            let report = self.run_cycle().await;
+            if report.examined > 0 {
+                tracing::info!(?report, "recovery cycle");
+            }
+        }
+    }
+
+    /// One cycle: every payment due now, page by page, until none is left or the PG
+    /// cannot be asked.
+    pub async fn run_cycle(&self) -> CycleReport {
+        let started = Instant::now();
+        let mut report = CycleReport::default();
+        loop {
+            let now = now_ms();
+            let claimed = retry_transient(&self.metrics, "claim_for_recovery", || {
+                self.store.claim_for_recovery(
+                    now,
+                    now - self.config.min_age_ms,
+                    now + LEASE.as_millis() as i64,
+                    PAGE,
+                )
+            })
+            .await;
+            let page = match claimed {
+                Ok(page) => page,
+                Err(err) => {
+                    tracing::warn!(error = %err, "recovery could not claim payments");
+                    report.stopped_early = true;
+                    break;
+                }
+            };
+            let last_page = page.len() < PAGE as usize;
+            let results: Vec<_> = futures_util::stream::iter(page)
+                .map(|payment| self.recover(payment))
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await;
+            let mut pg_away = false;
+            for result in results {
+                report.examined += 1;
+                match result {
+                    Ok((applied, asked)) => {
+                        pg_away |= !asked;
+                        count(&mut report, &applied);
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "recovery could not record a decision");
+                        report.unresolved += 1;
+                    }
+                }
+            }
+            if pg_away {
+                report.stopped_early = true;
+                break;
+            }
+            if last_page {
+                break;
+            }
+        }
+        report.took_ms = started.elapsed().as_millis() as u64;
+        self.metrics.recovery_cycle(&report);
+        report
+    }
+
+    /// Asks the PG about one claimed payment and records the decision. The flag says
+    /// whether the PG could be asked at all.
+    async fn recover(&self, payment: Payment) -> Result<(Applied, bool), StoreError> {
+        let view = match self
+            .guard
+            .call(self.gateway.status(&payment.order_id))
+            .await
+        {
+            Ok(view) => view,
+            Err(refusal) => PgView::Unavailable {
+                cause: format!("the recovery guard refused: {}", refusal.reason()),
+            },
+        };
+        let asked = !matches!(view, PgView::Unavailable { .. });
+        Ok((self.apply(payment, view).await?, asked))
+    }
+
+    /// Converges `payment` to the PG's word `view`, now: the job's step, and a
+    /// callback's.
+    pub async fn apply(&self, payment: Payment, view: PgView) -> Result<Applied, StoreError> {
+        if !matches!(
+            payment.status,
+            PaymentStatus::Pending | PaymentStatus::Unknown
+        ) {
+            return Ok(settled(payment, view));
+        }
+        let now = now_ms();
+        let decision = decide(
+            Subject {
+                amount: payment.amount,
+                created_at: payment.created_at,
+                state: &payment.recovery,
+            },
+            &view,
+            now,
+            &self.config,
+        );
+        let flag = match &decision {
+            Decision::Approve { flag, .. } => flag.as_ref(),
+            Decision::Later { state } => state.flag.as_ref(),
+            Decision::Fail { .. } => None,
+        };
+        let newly_flagged = flag.is_some() && payment.recovery.flag.is_none();
+        let recorded = retry_transient(&self.metrics, "record_recovery", || {
+            self.store
+                .record_recovery(payment.payment_id, &decision, now_ms())
+        })
+        .await?;
+        match recorded {
+            Some(payment) => {
+                if let Decision::Approve { .. } | Decision::Fail { .. } = decision {
+                    tracing::info!(order_id = %payment.order_id, status = payment.status.as_str(), reason = payment.failure_reason.as_deref(), "recovery settled a payment");
+                    self.metrics.payment_settled(payment.status);
+                }
+                Ok(Applied::Recorded {
+                    payment,
+                    decision,
+                    newly_flagged,
+                })
+            }
+            // Settled meanwhile (by a confirm's TX 2, a callback, another instance).
+            None => {
+                let current = self.store.payment_by_id(payment.payment_id).await?;
+                Ok(settled(current, view))
+            }
+        }
+    }
+}
+
+/// The PG's word about a payment that is already settled.
+fn settled(payment: Payment, view: PgView) -> Applied {
+    let agrees = match (&payment.status, &view) {
+        (PaymentStatus::Approved, PgView::Approved { .. }) => true,
+        (PaymentStatus::Approved, _) => false,
+        (PaymentStatus::Failed, PgView::Approved { .. }) => false,
+        _ => true,
+    };
+    if agrees {
+        Applied::AlreadySettled(payment)
+    } else {
+        tracing::error!(order_id = %payment.order_id, status = payment.status.as_str(), ?view, "the PG disagrees with a settled payment; an operator must look");
+        Applied::Disagrees { payment, pg: view }
+    }
+}
+
+fn count(report: &mut CycleReport, applied: &Applied) {
+    match applied {
+        Applied::Recorded {
+            decision,
+            newly_flagged,
+            ..
+        } => {
+            report.flagged += u32::from(*newly_flagged);
+            match decision {
+                Decision::Approve { .. } => report.approved += 1,
+                Decision::Fail { .. } => report.failed += 1,
+                Decision::Later { .. } => report.unresolved += 1,
+            }
+        }
+        Applied::AlreadySettled(_) => {}
+        Applied::Disagrees { .. } => report.flagged += 1,
+    }
+}

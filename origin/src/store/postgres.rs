@@ -1,0 +1,466 @@
+//! The PostgreSQL store, for several origin instances sharing one database. Same
+//! statements and semantics as the SQLite store: every write is one statement, atomic
+//! on its own, so concurrent instances meet only in the database's row locks and
+//! unique indexes — never in the application.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::{Executor as _, PgPool, Row};
+
+use super::{
+    Claimed, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus, Store, StoreError,
+    StoredResponse, User,
+};
+use crate::recovery::decide::{Decision, RecoveryState};
+
+/// Nothing waits on the database without a bound (SPEC §3.7): a connection comes
+/// within the acquire timeout given to [`PgStore::open`], a row or table lock within
+/// 3 s (SQLite's busy timeout; then 55P03, transient), and no statement runs longer
+/// than 5 s. Set on every connection the pool opens.
+const SESSION_BOUNDS: &str = "SET lock_timeout = '3s'; SET statement_timeout = '5s'";
+/// Connections per instance; every instance sharing the database holds up to this many.
+pub const MAX_CONNECTIONS: u32 = 8;
+
+const PAYMENT_COLUMNS: &str = "id, order_id, user_id, payment_key, amount, event_id, status, \
+     failure_reason, approved_at, created_at, updated_at, recovery_attempts, not_found_count, \
+     last_not_found_at, next_recovery_at, flag_reason";
+
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://…`) and migrates it; instances
+    /// starting together migrate one after the other (the migrator holds an advisory
+    /// lock). A request waits at most `acquire_timeout` for a connection.
+    pub async fn open(url: &str, acquire_timeout: Duration) -> anyhow::Result<Self> {
+        let options = PgConnectOptions::from_str(url)?.application_name("origin");
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .acquire_timeout(acquire_timeout)
+            .after_connect(|connection, _| {
+                Box::pin(async move {
+                    connection.execute(SESSION_BOUNDS).await?;
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn insert_pending(&self, new: NewPayment) -> Result<Payment, StoreError> {
+        let sql = format!(
+            "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
+             created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6) \
+             RETURNING {PAYMENT_COLUMNS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(&new.order_id)
+            .bind(&new.user_id)
+            .bind(&new.payment_key)
+            .bind(new.amount)
+            .bind(&new.event_id)
+            .bind(new.now_ms)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
+        payment_from_row(&row)
+    }
+
+    async fn record_outcome(
+        &self,
+        payment_id: i64,
+        outcome: Outcome,
+        now_ms: i64,
+    ) -> Result<Payment, StoreError> {
+        let (status, reason, approved_at) = match outcome {
+            Outcome::Approved { approved_at } => (PaymentStatus::Approved, None, Some(approved_at)),
+            Outcome::Failed { reason } => (PaymentStatus::Failed, Some(reason), None),
+            Outcome::Unknown => (PaymentStatus::Unknown, None, None),
+        };
+        sqlx::query(
+            "UPDATE payments SET status = $1, failure_reason = $2, approved_at = $3, \
+             updated_at = $4 WHERE id = $5 AND status = 'PENDING'",
+        )
+        .bind(status.as_str())
+        .bind(reason)
+        .bind(approved_at)
+        .bind(now_ms)
+        .bind(payment_id)
+        .execute(&self.pool)
+        .await?;
+        self.payment_by_id(payment_id).await
+    }
+
+    async fn payment_by_order(
+        &self,
+        user_id: &str,
+        order_id: &str,
+    ) -> Result<Option<Payment>, StoreError> {
+        let sql =
+            format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = $1 AND user_id = $2");
+        let row = sqlx::query(&sql)
+            .bind(order_id)
+            .bind(user_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| payment_from_row(&row)).transpose()
+    }
+
+    async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError> {
+        let sql = format!(
+            "SELECT {PAYMENT_COLUMNS} FROM payments WHERE user_id = $1 ORDER BY id DESC LIMIT $2"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(user_id)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(payment_from_row).collect()
+    }
+
+    async fn claim_idempotency_key(
+        &self,
+        claim: &IdempotencyClaim,
+        now_ms: i64,
+    ) -> Result<Claimed, StoreError> {
+        let key = (&claim.user_id, &claim.key);
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2 \
+             AND created_at <= $3",
+        )
+        .bind(key.0)
+        .bind(key.1)
+        .bind(now_ms - claim.retain_ms)
+        .execute(&self.pool)
+        .await?;
+        // A concurrent insert of the same key waits for the other to commit, then does
+        // nothing: exactly one claimant inserts.
+        let inserted = sqlx::query(
+            "INSERT INTO idempotency_keys (user_id, idempotency_key, request_hash, state, \
+             locked_until, created_at) VALUES ($1, $2, $3, 'IN_FLIGHT', $4, $5) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(key.0)
+        .bind(key.1)
+        .bind(&claim.request_hash)
+        .bind(now_ms + claim.lease_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 1 {
+            return Ok(Claimed::Started);
+        }
+        let row = sqlx::query(
+            "SELECT request_hash, state, response_status, response_body, locked_until \
+             FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2",
+        )
+        .bind(key.0)
+        .bind(key.1)
+        .fetch_optional(&self.pool)
+        .await?;
+        // Purged between the insert and the read: as good as in flight for a moment.
+        let Some(row) = row else {
+            return Ok(Claimed::InFlight { until_ms: now_ms });
+        };
+        let request_hash: String = row.try_get("request_hash")?;
+        if request_hash != claim.request_hash {
+            return Ok(Claimed::Mismatch);
+        }
+        let locked_until: i64 = row.try_get("locked_until")?;
+        if row.try_get::<String, _>("state")? == "DONE" {
+            let status: Option<i32> = row.try_get("response_status")?;
+            let body: Option<String> = row.try_get("response_body")?;
+            let (Some(status), Some(body)) = (status, body) else {
+                return Err(decode_error("a DONE key without its response".into()));
+            };
+            return Ok(Claimed::Done(StoredResponse {
+                status: u16::try_from(status)
+                    .map_err(|_| decode_error(format!("response status {status}")))?,
+                body,
+            }));
+        }
+        if locked_until > now_ms {
+            return Ok(Claimed::InFlight {
+                until_ms: locked_until,
+            });
+        }
+        // Compare-and-set on the lease: of takeovers racing, the first to update wins,
+        // and the others re-check the row it left and find the lease moved.
+        let taken_over = sqlx::query(
+            "UPDATE idempotency_keys SET locked_until = $1 WHERE user_id = $2 \
+             AND idempotency_key = $3 AND state = 'IN_FLIGHT' AND locked_until = $4",
+        )
+        .bind(now_ms + claim.lease_ms)
+        .bind(key.0)
+        .bind(key.1)
+        .bind(locked_until)
+        .execute(&self.pool)
+        .await?;
+        Ok(if taken_over.rows_affected() == 1 {
+            Claimed::Resumed
+        } else {
+            Claimed::InFlight {
+                until_ms: now_ms + claim.lease_ms,
+            }
+        })
+    }
+
+    async fn finish_idempotency_key(
+        &self,
+        user_id: &str,
+        key: &str,
+        response: &StoredResponse,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE idempotency_keys SET state = 'DONE', response_status = $1, \
+             response_body = $2 WHERE user_id = $3 AND idempotency_key = $4",
+        )
+        .bind(i32::from(response.status))
+        .bind(&response.body)
+        .bind(user_id)
+        .bind(key)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn release_idempotency_key(&self, user_id: &str, key: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2 \
+             AND state = 'IN_FLIGHT'",
+        )
+        .bind(user_id)
+        .bind(key)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+            .bind(before_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
+        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = $1");
+        let row = sqlx::query(&sql)
+            .bind(payment_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| payment_from_row(&row))
+            .transpose()?
+            .ok_or(StoreError::NoSuchPayment(payment_id))
+    }
+
+    async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError> {
+        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = $1");
+        let row = sqlx::query(&sql)
+            .bind(order_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| payment_from_row(&row)).transpose()
+    }
+
+    async fn payments_with_status(
+        &self,
+        status: PaymentStatus,
+        limit: u32,
+    ) -> Result<Vec<Payment>, StoreError> {
+        let sql = format!(
+            "SELECT {PAYMENT_COLUMNS} FROM payments WHERE status = $1 ORDER BY id LIMIT $2"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(status.as_str())
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(payment_from_row).collect()
+    }
+
+    async fn claim_for_recovery(
+        &self,
+        now_ms: i64,
+        pending_before_ms: i64,
+        lease_until_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<Payment>, StoreError> {
+        // One statement. The candidates are locked as they are chosen, and a row another
+        // instance's claim holds is skipped, not waited for: concurrent claims never
+        // take one payment twice (a row leased meanwhile no longer matches, as the lock
+        // re-reads it).
+        let sql = format!(
+            "UPDATE payments SET recovery_lease_until = $1 WHERE id IN (\
+               SELECT id FROM payments WHERE status IN ('PENDING', 'UNKNOWN') \
+               AND next_recovery_at <= $2 AND recovery_lease_until <= $2 \
+               AND (status = 'UNKNOWN' OR created_at <= $3) \
+               ORDER BY next_recovery_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) \
+             RETURNING {PAYMENT_COLUMNS}"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(lease_until_ms)
+            .bind(now_ms)
+            .bind(pending_before_ms)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        let mut claimed = rows
+            .iter()
+            .map(payment_from_row)
+            .collect::<Result<Vec<_>, _>>()?;
+        // RETURNING keeps no order: oldest due first, as chosen.
+        claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
+        Ok(claimed)
+    }
+
+    async fn record_recovery(
+        &self,
+        payment_id: i64,
+        decision: &Decision,
+        now_ms: i64,
+    ) -> Result<Option<Payment>, StoreError> {
+        let done = match decision {
+            Decision::Approve { approved_at, flag } => sqlx::query(
+                "UPDATE payments SET status = 'APPROVED', approved_at = $1, \
+                 flag_reason = COALESCE($2, flag_reason), recovery_lease_until = 0, \
+                 updated_at = $3 WHERE id = $4 AND status IN ('PENDING', 'UNKNOWN')",
+            )
+            .bind(*approved_at)
+            .bind(flag.as_deref())
+            .bind(now_ms)
+            .bind(payment_id),
+            Decision::Fail { reason } => sqlx::query(
+                "UPDATE payments SET status = 'FAILED', failure_reason = $1, \
+                 recovery_lease_until = 0, updated_at = $2 \
+                 WHERE id = $3 AND status IN ('PENDING', 'UNKNOWN')",
+            )
+            .bind(*reason)
+            .bind(now_ms)
+            .bind(payment_id),
+            Decision::Later { state } => sqlx::query(
+                "UPDATE payments SET status = 'UNKNOWN', recovery_attempts = $1, \
+                 not_found_count = $2, last_not_found_at = $3, next_recovery_at = $4, \
+                 flag_reason = $5, recovery_lease_until = 0, updated_at = $6 \
+                 WHERE id = $7 AND status IN ('PENDING', 'UNKNOWN')",
+            )
+            .bind(stored_count(state.attempts))
+            .bind(stored_count(state.not_found_count))
+            .bind(state.last_not_found_at)
+            .bind(state.next_attempt_at)
+            .bind(state.flag.as_deref())
+            .bind(now_ms)
+            .bind(payment_id),
+        }
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        self.payment_by_id(payment_id).await.map(Some)
+    }
+
+    async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO users (id, username, password_hash, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $4)",
+        )
+        .bind(&user.id)
+        .bind(&user.username)
+        .bind(&user.password_hash)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await
+        .map_err(|err| unique_violation_as(err, StoreError::DuplicateUser))?;
+        Ok(())
+    }
+
+    async fn set_password_hash(
+        &self,
+        username: &str,
+        password_hash: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let done =
+            sqlx::query("UPDATE users SET password_hash = $1, updated_at = $2 WHERE username = $3")
+                .bind(password_hash)
+                .bind(now_ms)
+                .bind(username)
+                .execute(&self.pool)
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
+        let row = sqlx::query("SELECT id, username, password_hash FROM users WHERE username = $1")
+            .bind(username)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| {
+            Ok(User {
+                id: row.try_get("id")?,
+                username: row.try_get("username")?,
+                password_hash: row.try_get("password_hash")?,
+            })
+        })
+        .transpose()
+    }
+}
+
+fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => duplicate,
+        _ => StoreError::Database(err),
+    }
+}
+
+fn decode_error(problem: String) -> StoreError {
+    StoreError::Database(sqlx::Error::Decode(problem.into()))
+}
+
+fn payment_from_row(row: &PgRow) -> Result<Payment, StoreError> {
+    let status: String = row.try_get("status")?;
+    let status = PaymentStatus::parse(&status)
+        .ok_or_else(|| decode_error(format!("unknown status {status}")))?;
+    Ok(Payment {
+        payment_id: row.try_get("id")?,
+        order_id: row.try_get("order_id")?,
+        user_id: row.try_get("user_id")?,
+        payment_key: row.try_get("payment_key")?,
+        amount: row.try_get("amount")?,
+        event_id: row.try_get("event_id")?,
+        status,
+        failure_reason: row.try_get("failure_reason")?,
+        approved_at: row.try_get("approved_at")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        recovery: RecoveryState {
+            attempts: count(row.try_get("recovery_attempts")?),
+            not_found_count: count(row.try_get("not_found_count")?),
+            last_not_found_at: row.try_get("last_not_found_at")?,
+            next_attempt_at: row.try_get("next_recovery_at")?,
+            flag: row.try_get("flag_reason")?,
+        },
+    })
+}
+
+/// A stored counter (an INTEGER, never negative) as a count.
+fn count(stored: i32) -> u32 {
+    u32::try_from(stored).unwrap_or_default()
+}
+
+/// A count as an INTEGER column holds it (counts stay far below its ceiling).
+fn stored_count(count: u32) -> i32 {
+    i32::try_from(count).unwrap_or(i32::MAX)
+}

@@ -1,0 +1,862 @@
+//! The store's contract, run on both stores: every case in [`on_both_stores!`] runs on
+//! a SQLite file and on a throwaway PostgreSQL server, each opened by `store::open`.
+//! Then what only PostgreSQL has: several instances sharing one database, and its
+//! transient errors.
+
+#[path = "support/postgres.rs"]
+mod test_postgres;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use origin::recovery::decide::{Decision, RecoveryState};
+use origin::store::postgres::MAX_CONNECTIONS;
+use origin::store::{
+    self, Claimed, IdempotencyClaim, NewPayment, Outcome, PaymentStatus, Store, StoreError,
+    StoredResponse, User,
+};
+use sqlx::{Connection as _, PgConnection};
+use test_postgres::TestPostgres;
+
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A store on a new SQLite file, and the folder that holds it (deleted on drop).
+async fn sqlite() -> (Arc<dyn Store>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("store.sqlite3").display());
+    let store = store::open(&url, ACQUIRE_TIMEOUT).await.unwrap();
+    (store, dir)
+}
+
+/// A store on a new PostgreSQL server, and the server (stopped on drop).
+async fn postgres() -> (Arc<dyn Store>, TestPostgres) {
+    let server = TestPostgres::start();
+    let store = store::open(server.url(), ACQUIRE_TIMEOUT).await.unwrap();
+    (store, server)
+}
+
+/// One `#[tokio::test]` per case and store: `sqlite::case` and `postgres::case`.
+macro_rules! on_both_stores {
+    ($($case:ident),+ $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $case() {
+                    let (store, _database) = super::sqlite().await;
+                    super::$case(store.as_ref()).await;
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $case() {
+                    let (store, _database) = super::postgres().await;
+                    super::$case(store.as_ref()).await;
+                }
+            )+
+        }
+    };
+}
+
+on_both_stores!(
+    a_pending_payment_is_inserted_and_read_back_by_its_owner_only,
+    an_order_id_is_paid_at_most_once,
+    an_outcome_settles_a_pending_payment_once,
+    each_outcome_is_recorded_as_it_is,
+    an_outcome_for_no_payment_is_no_such_payment,
+    recent_payments_are_the_users_own_newest_first,
+    a_user_name_is_taken_once_and_its_password_can_change,
+    an_idempotency_key_is_claimed_once_then_replayed,
+    a_claim_past_its_lease_is_taken_over_once,
+    a_released_or_expired_key_starts_afresh,
+    a_payment_is_found_by_id_and_by_order_id_whoever_owns_it,
+    payments_with_a_status_are_listed_oldest_first,
+    recovery_claims_due_unsettled_payments_once_per_lease,
+    recovery_records_its_decision_on_unsettled_payments_only,
+);
+
+fn new_payment(order_id: &str) -> NewPayment {
+    NewPayment {
+        order_id: order_id.into(),
+        user_id: "user-1".into(),
+        payment_key: "pk".into(),
+        amount: 1000,
+        event_id: None,
+        now_ms: 1_000,
+    }
+}
+
+fn claim(hash: &str) -> IdempotencyClaim {
+    IdempotencyClaim {
+        user_id: "user-1".into(),
+        key: "key-1".into(),
+        request_hash: hash.into(),
+        lease_ms: 1_000,
+        retain_ms: 10_000,
+    }
+}
+
+async fn a_pending_payment_is_inserted_and_read_back_by_its_owner_only(store: &dyn Store) {
+    let inserted = store.insert_pending(new_payment("o-1")).await.unwrap();
+    assert_eq!(inserted.status, PaymentStatus::Pending);
+    assert_eq!(
+        (
+            inserted.created_at,
+            inserted.updated_at,
+            inserted.approved_at
+        ),
+        (1_000, 1_000, None)
+    );
+    let read = store.payment_by_order("user-1", "o-1").await.unwrap();
+    assert_eq!(read, Some(inserted));
+    assert_eq!(store.payment_by_order("user-2", "o-1").await.unwrap(), None);
+    assert_eq!(store.payment_by_order("user-1", "o-2").await.unwrap(), None);
+}
+
+async fn an_order_id_is_paid_at_most_once(store: &dyn Store) {
+    store.insert_pending(new_payment("o-1")).await.unwrap();
+    let again = store.insert_pending(new_payment("o-1")).await;
+    assert!(
+        matches!(again, Err(StoreError::DuplicateOrder)),
+        "{again:?}"
+    );
+    let other_user = NewPayment {
+        user_id: "user-2".into(),
+        ..new_payment("o-1")
+    };
+    let again = store.insert_pending(other_user).await;
+    assert!(
+        matches!(again, Err(StoreError::DuplicateOrder)),
+        "{again:?}"
+    );
+}
+
+async fn an_outcome_settles_a_pending_payment_once(store: &dyn Store) {
+    let id = store
+        .insert_pending(new_payment("o-1"))
+        .await
+        .unwrap()
+        .payment_id;
+    let approved = store
+        .record_outcome(id, Outcome::Approved { approved_at: 2_000 }, 2_001)
+        .await
+        .unwrap();
+    assert_eq!(approved.status, PaymentStatus::Approved);
+    assert_eq!(approved.approved_at, Some(2_000));
+    assert_eq!(approved.updated_at, 2_001);
+    let late = store
+        .record_outcome(
+            id,
+            Outcome::Failed {
+                reason: "DECLINED".into(),
+            },
+            3_000,
+        )
+        .await
+        .unwrap();
+    assert_eq!(late, approved);
+}
+
+async fn each_outcome_is_recorded_as_it_is(store: &dyn Store) {
+    let with_event = NewPayment {
+        event_id: Some("ev-1".into()),
+        amount: 9_007_199_254_740_993,
+        ..new_payment("o-1")
+    };
+    let failed = store.insert_pending(with_event).await.unwrap();
+    assert_eq!(failed.event_id.as_deref(), Some("ev-1"));
+    assert_eq!(failed.amount, 9_007_199_254_740_993);
+    let failed = store
+        .record_outcome(
+            failed.payment_id,
+            Outcome::Failed {
+                reason: "CARD_DECLINED".into(),
+            },
+            2_000,
+        )
+        .await
+        .unwrap();
+    assert_eq!(failed.status, PaymentStatus::Failed);
+    assert_eq!(failed.failure_reason.as_deref(), Some("CARD_DECLINED"));
+    assert_eq!(failed.approved_at, None);
+
+    let unknown = store.insert_pending(new_payment("o-2")).await.unwrap();
+    let unknown = store
+        .record_outcome(unknown.payment_id, Outcome::Unknown, 2_000)
+        .await
+        .unwrap();
+    assert_eq!(unknown.status, PaymentStatus::Unknown);
+    assert_eq!((unknown.failure_reason, unknown.approved_at), (None, None));
+    assert_eq!(
+        store.payment_by_order("user-1", "o-1").await.unwrap(),
+        Some(failed)
+    );
+}
+
+async fn an_outcome_for_no_payment_is_no_such_payment(store: &dyn Store) {
+    let missing = store.record_outcome(42, Outcome::Unknown, 1).await;
+    assert!(
+        matches!(missing, Err(StoreError::NoSuchPayment(42))),
+        "{missing:?}"
+    );
+}
+
+async fn recent_payments_are_the_users_own_newest_first(store: &dyn Store) {
+    for order in ["o-1", "o-2", "o-3"] {
+        store.insert_pending(new_payment(order)).await.unwrap();
+    }
+    let other = NewPayment {
+        user_id: "user-2".into(),
+        ..new_payment("o-4")
+    };
+    store.insert_pending(other).await.unwrap();
+    let recent = store.recent_payments("user-1", 2).await.unwrap();
+    let orders: Vec<_> = recent.iter().map(|p| p.order_id.as_str()).collect();
+    assert_eq!(orders, ["o-3", "o-2"]);
+    assert!(store
+        .recent_payments("user-3", 10)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn a_user_name_is_taken_once_and_its_password_can_change(store: &dyn Store) {
+    let user = User {
+        id: "usr-1".into(),
+        username: "demo".into(),
+        password_hash: "h1".into(),
+    };
+    store.insert_user(&user, 1).await.unwrap();
+    let again = User {
+        id: "usr-2".into(),
+        ..user.clone()
+    };
+    assert!(matches!(
+        store.insert_user(&again, 2).await,
+        Err(StoreError::DuplicateUser)
+    ));
+    assert!(store.set_password_hash("demo", "h2", 3).await.unwrap());
+    assert!(!store.set_password_hash("nobody", "h2", 3).await.unwrap());
+    let read = store.user_by_name("demo").await.unwrap().unwrap();
+    assert_eq!(
+        (read.id.as_str(), read.password_hash.as_str()),
+        ("usr-1", "h2")
+    );
+    assert_eq!(store.user_by_name("nobody").await.unwrap(), None);
+}
+
+async fn an_idempotency_key_is_claimed_once_then_replayed(store: &dyn Store) {
+    assert_eq!(
+        store.claim_idempotency_key(&claim("h1"), 0).await.unwrap(),
+        Claimed::Started
+    );
+    assert_eq!(
+        store.claim_idempotency_key(&claim("h1"), 10).await.unwrap(),
+        Claimed::InFlight { until_ms: 1_000 }
+    );
+    assert_eq!(
+        store.claim_idempotency_key(&claim("h2"), 10).await.unwrap(),
+        Claimed::Mismatch
+    );
+    let other_user = IdempotencyClaim {
+        user_id: "user-2".into(),
+        ..claim("h2")
+    };
+    assert_eq!(
+        store.claim_idempotency_key(&other_user, 10).await.unwrap(),
+        Claimed::Started,
+        "keys belong to their user"
+    );
+    let response = StoredResponse {
+        status: 201,
+        body: r#"{"status":"APPROVED"}"#.into(),
+    };
+    store
+        .finish_idempotency_key("user-1", "key-1", &response)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("h1"), 5_000)
+            .await
+            .unwrap(),
+        Claimed::Done(response)
+    );
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("h2"), 5_000)
+            .await
+            .unwrap(),
+        Claimed::Mismatch
+    );
+}
+
+async fn a_claim_past_its_lease_is_taken_over_once(store: &dyn Store) {
+    store.claim_idempotency_key(&claim("h1"), 0).await.unwrap();
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("h1"), 1_000)
+            .await
+            .unwrap(),
+        Claimed::Resumed
+    );
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("h1"), 1_001)
+            .await
+            .unwrap(),
+        Claimed::InFlight { until_ms: 2_000 }
+    );
+}
+
+async fn a_released_or_expired_key_starts_afresh(store: &dyn Store) {
+    store.claim_idempotency_key(&claim("h1"), 0).await.unwrap();
+    store
+        .release_idempotency_key("user-1", "key-1")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.claim_idempotency_key(&claim("h2"), 1).await.unwrap(),
+        Claimed::Started
+    );
+    let response = StoredResponse {
+        status: 202,
+        body: "{}".into(),
+    };
+    store
+        .finish_idempotency_key("user-1", "key-1", &response)
+        .await
+        .unwrap();
+    store
+        .release_idempotency_key("user-1", "key-1")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.claim_idempotency_key(&claim("h2"), 2).await.unwrap(),
+        Claimed::Done(response),
+        "a finished key is not released"
+    );
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("h3"), 10_001)
+            .await
+            .unwrap(),
+        Claimed::Started,
+        "kept for retain_ms only"
+    );
+    assert_eq!(store.purge_idempotency_keys(10_001).await.unwrap(), 0);
+    assert_eq!(store.purge_idempotency_keys(10_002).await.unwrap(), 1);
+}
+
+async fn a_payment_is_found_by_id_and_by_order_id_whoever_owns_it(store: &dyn Store) {
+    let other_user = NewPayment {
+        user_id: "user-2".into(),
+        ..new_payment("o-1")
+    };
+    let inserted = store.insert_pending(other_user).await.unwrap();
+    assert_eq!(inserted.recovery, RecoveryState::default());
+    assert_eq!(
+        store.payment_by_id(inserted.payment_id).await.unwrap(),
+        inserted
+    );
+    assert_eq!(
+        store.payment_by_order_id("o-1").await.unwrap(),
+        Some(inserted)
+    );
+    assert_eq!(store.payment_by_order_id("o-2").await.unwrap(), None);
+    let missing = store.payment_by_id(42).await;
+    assert!(
+        matches!(missing, Err(StoreError::NoSuchPayment(42))),
+        "{missing:?}"
+    );
+}
+
+async fn payments_with_a_status_are_listed_oldest_first(store: &dyn Store) {
+    for order in ["o-1", "o-2", "o-3"] {
+        let id = store
+            .insert_pending(new_payment(order))
+            .await
+            .unwrap()
+            .payment_id;
+        if order != "o-1" {
+            store
+                .record_outcome(id, Outcome::Unknown, 2_000)
+                .await
+                .unwrap();
+        }
+    }
+    let orders = |payments: Vec<origin::store::Payment>| {
+        payments.into_iter().map(|p| p.order_id).collect::<Vec<_>>()
+    };
+    let unknown = store
+        .payments_with_status(PaymentStatus::Unknown, 10)
+        .await
+        .unwrap();
+    assert_eq!(orders(unknown), ["o-2", "o-3"]);
+    let first = store
+        .payments_with_status(PaymentStatus::Unknown, 1)
+        .await
+        .unwrap();
+    assert_eq!(orders(first), ["o-2"]);
+    let pending = store
+        .payments_with_status(PaymentStatus::Pending, 10)
+        .await
+        .unwrap();
+    assert_eq!(orders(pending), ["o-1"]);
+    let approved = store
+        .payments_with_status(PaymentStatus::Approved, 10)
+        .await
+        .unwrap();
+    assert!(approved.is_empty());
+}
+
+/// Inserts a payment created at `created_at` and gives it `outcome`; returns its id.
+async fn payment_at(
+    store: &dyn Store,
+    order_id: &str,
+    created_at: i64,
+    outcome: Option<Outcome>,
+) -> i64 {
+    let new = NewPayment {
+        now_ms: created_at,
+        ..new_payment(order_id)
+    };
+    let id = store.insert_pending(new).await.unwrap().payment_id;
+    if let Some(outcome) = outcome {
+        store.record_outcome(id, outcome, created_at).await.unwrap();
+    }
+    id
+}
+
+fn ids(payments: &[origin::store::Payment]) -> Vec<i64> {
+    payments.iter().map(|p| p.payment_id).collect()
+}
+
+async fn recovery_claims_due_unsettled_payments_once_per_lease(store: &dyn Store) {
+    let unknown = payment_at(store, "o-1", 1_000, Some(Outcome::Unknown)).await;
+    let stale = payment_at(store, "o-2", 1_000, None).await;
+    payment_at(
+        store,
+        "o-3",
+        1_000,
+        Some(Outcome::Approved { approved_at: 1_000 }),
+    )
+    .await;
+    let young = payment_at(store, "o-4", 5_000, None).await;
+
+    // PENDING counts only when created before `pending_before_ms`: younger, its
+    // confirm may still be running.
+    let claimed = store
+        .claim_for_recovery(10_000, 2_000, 20_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(&claimed), [unknown, stale]);
+    let again = store
+        .claim_for_recovery(10_001, 9_000, 20_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&again),
+        [young],
+        "leased payments are not claimed again; the young one, older now, is"
+    );
+    let after_lease = store
+        .claim_for_recovery(20_000, 2_000, 30_000, 1)
+        .await
+        .unwrap();
+    assert_eq!(ids(&after_lease), [unknown], "a page holds at most `limit`");
+    assert_eq!(
+        ids(&store
+            .claim_for_recovery(20_000, 2_000, 30_000, 10)
+            .await
+            .unwrap()),
+        [stale]
+    );
+}
+
+async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn Store) {
+    let first = payment_at(store, "o-1", 1_000, None).await;
+    let second = payment_at(store, "o-2", 1_000, Some(Outcome::Unknown)).await;
+    let claimed = store
+        .claim_for_recovery(10_000, 2_000, 100_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(&claimed), [first, second]);
+
+    let later = RecoveryState {
+        attempts: 1,
+        not_found_count: 1,
+        last_not_found_at: Some(10_000),
+        next_attempt_at: 50_000,
+        flag: Some("PG_UNREACHABLE".into()),
+    };
+    let asked_later = store
+        .record_recovery(
+            first,
+            &Decision::Later {
+                state: later.clone(),
+            },
+            10_001,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        asked_later.status,
+        PaymentStatus::Unknown,
+        "PENDING no more"
+    );
+    assert_eq!(asked_later.recovery, later);
+    assert_eq!(asked_later.updated_at, 10_001);
+    // Its lease ended with the record; it is due again at its next attempt only.
+    assert!(store
+        .claim_for_recovery(49_999, 2_000, 100_000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let due = store
+        .claim_for_recovery(50_000, 2_000, 100_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(&due), [first]);
+
+    let approved = store
+        .record_recovery(
+            first,
+            &Decision::Approve {
+                approved_at: 60_000,
+                flag: None,
+            },
+            60_001,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(approved.status, PaymentStatus::Approved);
+    assert_eq!(approved.approved_at, Some(60_000));
+    assert_eq!(
+        approved.recovery.flag.as_deref(),
+        Some("PG_UNREACHABLE"),
+        "a flag, once set, stays"
+    );
+    let settled = store
+        .record_recovery(first, &Decision::Fail { reason: "DECLINED" }, 60_002)
+        .await
+        .unwrap();
+    assert_eq!(settled, None, "a settled payment is left as it is");
+    assert_eq!(store.payment_by_id(first).await.unwrap(), approved);
+
+    let flagged = store
+        .record_recovery(
+            second,
+            &Decision::Approve {
+                approved_at: 60_000,
+                flag: Some("AMOUNT_MISMATCH".into()),
+            },
+            60_001,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(flagged.recovery.flag.as_deref(), Some("AMOUNT_MISMATCH"));
+
+    let third = payment_at(store, "o-3", 1_000, Some(Outcome::Unknown)).await;
+    let failed = store
+        .record_recovery(
+            third,
+            &Decision::Fail {
+                reason: "NOT_FOUND_AT_PG",
+            },
+            70_000,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(failed.status, PaymentStatus::Failed);
+    assert_eq!(failed.failure_reason.as_deref(), Some("NOT_FOUND_AT_PG"));
+    assert_eq!(failed.updated_at, 70_000);
+}
+
+/// Two origin instances on one database, opened (and migrated) at the same time.
+async fn two_instances(server: &TestPostgres) -> [Arc<dyn Store>; 2] {
+    let (first, second) = tokio::join!(
+        store::open(server.url(), ACQUIRE_TIMEOUT),
+        store::open(server.url(), ACQUIRE_TIMEOUT)
+    );
+    [first.unwrap(), second.unwrap()]
+}
+
+/// `per_instance` calls of `call` on each instance, all in flight at once.
+async fn race<T, F, Fut>(instances: &[Arc<dyn Store>; 2], per_instance: usize, call: F) -> Vec<T>
+where
+    F: Fn(Arc<dyn Store>) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let calls = instances
+        .iter()
+        .flat_map(|store| std::iter::repeat_n(store, per_instance))
+        .map(|store| call(store.clone()));
+    join_all(calls).await
+}
+
+#[tokio::test]
+async fn two_instances_claim_one_key_exactly_once() {
+    let server = TestPostgres::start();
+    let instances = two_instances(&server).await;
+    for round in 0..5 {
+        let key = IdempotencyClaim {
+            key: format!("key-{round}"),
+            ..claim("h1")
+        };
+        let claims = race(&instances, 4, |store| {
+            let key = key.clone();
+            async move { store.claim_idempotency_key(&key, 0).await.unwrap() }
+        })
+        .await;
+        let started = claims.iter().filter(|c| **c == Claimed::Started).count();
+        let in_flight = claims
+            .iter()
+            .filter(|c| **c == Claimed::InFlight { until_ms: 1_000 })
+            .count();
+        assert_eq!((started, in_flight), (1, 7), "round {round}: {claims:?}");
+    }
+}
+
+#[tokio::test]
+async fn two_instances_take_over_an_expired_claim_exactly_once() {
+    let server = TestPostgres::start();
+    let instances = two_instances(&server).await;
+    for round in 0..5 {
+        let key = IdempotencyClaim {
+            key: format!("key-{round}"),
+            ..claim("h1")
+        };
+        let first = instances[0].claim_idempotency_key(&key, 0).await.unwrap();
+        assert_eq!(first, Claimed::Started);
+        let claims = race(&instances, 4, |store| {
+            let key = key.clone();
+            async move { store.claim_idempotency_key(&key, 5_000).await.unwrap() }
+        })
+        .await;
+        let resumed = claims.iter().filter(|c| **c == Claimed::Resumed).count();
+        let in_flight = claims
+            .iter()
+            .filter(|c| **c == Claimed::InFlight { until_ms: 6_000 })
+            .count();
+        assert_eq!((resumed, in_flight), (1, 7), "round {round}: {claims:?}");
+    }
+}
+
+#[tokio::test]
+async fn two_instances_insert_one_order_exactly_once() {
+    let server = TestPostgres::start();
+    let instances = two_instances(&server).await;
+    for round in 0..5 {
+        let order = format!("o-{round}");
+        let inserts = race(&instances, 4, |store| {
+            let payment = new_payment(&order);
+            async move { store.insert_pending(payment).await }
+        })
+        .await;
+        let inserted: Vec<_> = inserts.iter().filter_map(|i| i.as_ref().ok()).collect();
+        let duplicates = inserts
+            .iter()
+            .filter(|i| matches!(i, Err(StoreError::DuplicateOrder)))
+            .count();
+        assert_eq!((inserted.len(), duplicates), (1, 7), "round {round}");
+        let read = instances[1]
+            .payment_by_order("user-1", &order)
+            .await
+            .unwrap();
+        assert_eq!(read.as_ref(), inserted.first().copied());
+    }
+}
+
+#[tokio::test]
+async fn two_instances_never_claim_one_payment_for_recovery_at_once() {
+    let server = TestPostgres::start();
+    let instances = two_instances(&server).await;
+    for round in 0..5 {
+        // Earlier rounds' payments stay leased: each round races for its own 24.
+        let mut all = Vec::new();
+        for n in 0..24 {
+            let order = format!("o-{round}-{n}");
+            all.push(payment_at(instances[0].as_ref(), &order, 1_000, None).await);
+        }
+        let pages = race(&instances, 4, |store| async move {
+            store
+                .claim_for_recovery(10_000, 2_000, 100_000, 3)
+                .await
+                .unwrap()
+        })
+        .await;
+        let mut claimed: Vec<i64> = pages.iter().flat_map(|page| ids(page)).collect();
+        let rest = instances[1]
+            .claim_for_recovery(10_000, 2_000, 100_000, 100)
+            .await
+            .unwrap();
+        claimed.extend(ids(&rest));
+        claimed.sort_unstable();
+        assert_eq!(
+            claimed, all,
+            "round {round}: each payment claimed exactly once"
+        );
+    }
+}
+
+/// Two raw sessions on the server's database, outside any store's pool.
+async fn two_sessions(server: &TestPostgres) -> (PgConnection, PgConnection) {
+    let first = PgConnection::connect(server.url()).await.unwrap();
+    let second = PgConnection::connect(server.url()).await.unwrap();
+    (first, second)
+}
+
+async fn execute(session: &mut PgConnection, sql: &str) -> Result<(), StoreError> {
+    sqlx::raw_sql(sql)
+        .execute(session)
+        .await
+        .map(drop)
+        .map_err(StoreError::from)
+}
+
+#[tokio::test]
+async fn a_serialization_failure_is_transient() {
+    let server = TestPostgres::start();
+    let (mut first, mut second) = two_sessions(&server).await;
+    execute(
+        &mut first,
+        "CREATE TABLE t (id INT PRIMARY KEY, n INT); INSERT INTO t VALUES (1, 0)",
+    )
+    .await
+    .unwrap();
+    execute(
+        &mut first,
+        "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT n FROM t WHERE id = 1",
+    )
+    .await
+    .unwrap();
+    execute(&mut second, "UPDATE t SET n = n + 1 WHERE id = 1")
+        .await
+        .unwrap();
+    let err = execute(&mut first, "UPDATE t SET n = n + 1 WHERE id = 1")
+        .await
+        .unwrap_err();
+    assert!(err.is_transient(), "{err}");
+    assert!(err.to_string().contains("could not serialize"), "{err}");
+}
+
+#[tokio::test]
+async fn a_deadlock_is_transient() {
+    let server = TestPostgres::start();
+    let (mut first, mut second) = two_sessions(&server).await;
+    execute(
+        &mut first,
+        "CREATE TABLE t (id INT PRIMARY KEY, n INT); INSERT INTO t VALUES (1, 0), (2, 0)",
+    )
+    .await
+    .unwrap();
+    for session in [&mut first, &mut second] {
+        // A superuser setting: the test server's user is one.
+        execute(session, "SET deadlock_timeout = '50ms'")
+            .await
+            .unwrap();
+    }
+    execute(&mut first, "BEGIN; UPDATE t SET n = 1 WHERE id = 1")
+        .await
+        .unwrap();
+    execute(&mut second, "BEGIN; UPDATE t SET n = 2 WHERE id = 2")
+        .await
+        .unwrap();
+    let (one, two) = tokio::join!(
+        execute(&mut first, "UPDATE t SET n = 1 WHERE id = 2"),
+        execute(&mut second, "UPDATE t SET n = 2 WHERE id = 1"),
+    );
+    let err = match (one, two) {
+        (Err(err), Ok(())) | (Ok(()), Err(err)) => err,
+        other => panic!("one of the two is the deadlock's victim: {other:?}"),
+    };
+    assert!(err.is_transient(), "{err}");
+    assert!(err.to_string().contains("deadlock detected"), "{err}");
+}
+
+/// Inserts a payment and locks its row in a transaction of a raw session.
+async fn locked_payment(server: &TestPostgres, store: &dyn Store) -> (i64, PgConnection) {
+    let id = store
+        .insert_pending(new_payment("o-1"))
+        .await
+        .unwrap()
+        .payment_id;
+    let mut holder = PgConnection::connect(server.url()).await.unwrap();
+    execute(
+        &mut holder,
+        &format!("BEGIN; SELECT id FROM payments WHERE id = {id} FOR UPDATE"),
+    )
+    .await
+    .unwrap();
+    (id, holder)
+}
+
+#[tokio::test]
+async fn a_lock_wait_ends_at_the_lock_timeout_as_a_transient_error() {
+    let server = TestPostgres::start();
+    let store = store::open(server.url(), ACQUIRE_TIMEOUT).await.unwrap();
+    let (id, _holder) = locked_payment(&server, store.as_ref()).await;
+    let started = Instant::now();
+    let err = store
+        .record_outcome(id, Outcome::Unknown, 2_000)
+        .await
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert!(err.is_transient(), "{err}");
+    assert!(err.to_string().contains("lock timeout"), "{err}");
+    assert!(
+        waited >= Duration::from_millis(2_900) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_waits_for_a_connection_no_longer_than_the_acquire_timeout() {
+    let server = TestPostgres::start();
+    let store = store::open(server.url(), Duration::from_millis(100))
+        .await
+        .unwrap();
+    let (id, mut holder) = locked_payment(&server, store.as_ref()).await;
+    // Every pooled connection waits on the locked row.
+    let waiting = (0..MAX_CONNECTIONS).map(|_| {
+        let store = store.clone();
+        tokio::spawn(async move { store.record_outcome(id, Outcome::Unknown, 2_000).await })
+    });
+    let waiting: Vec<_> = waiting.collect();
+    let mut monitor = PgConnection::connect(server.url()).await.unwrap();
+    let count_waiting = "SELECT count(*) FROM pg_stat_activity \
+         WHERE application_name = 'origin' AND wait_event_type = 'Lock'";
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let count: i64 = sqlx::query_scalar(count_waiting)
+            .fetch_one(&mut monitor)
+            .await
+            .unwrap();
+        if count == i64::from(MAX_CONNECTIONS) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{count} connections wait");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let started = Instant::now();
+    let refused = store.recent_payments("user-1", 1).await;
+    assert!(matches!(refused, Err(StoreError::Busy)), "{refused:?}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+
+    execute(&mut holder, "ROLLBACK").await.unwrap();
+    for call in waiting {
+        match call.await.unwrap() {
+            Ok(payment) => assert_eq!(payment.status, PaymentStatus::Unknown),
+            // Only on a machine so slow that the lock outlasted the lock timeout.
+            Err(err) => assert!(err.is_transient(), "{err}"),
+        }
+    }
+    assert!(store.recent_payments("user-1", 1).await.is_ok());
+}
