@@ -233,6 +233,74 @@ async fn charges(system: &System) -> BTreeMap<String, u64> {
     charges
 }
 
+#[tokio::test]
+async fn a_kill_9_during_each_phase_of_the_call_converges_to_the_pgs_truth() {
+    let mut system = System::backend(&[
+        ("GATEWAY_TIMEOUT_MS", "2000"),
+        ("RECOVERY_INTERVAL_MS", "3600000"),
+        ("RECOVERY_MIN_AGE_MS", "0"),
+    ])
+    .await;
+    // Approved by the PG, the answer held: the origin dies before its TX 2.
+    system
+        .set_faults(json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 30_000}))
+        .await;
+    let approved_order = order("o-approved");
+    let approved = system.try_confirm_at_origin("user-1", Some("k-1"), &approved_order);
+    // Received by the PG, never processed: the origin dies during the call.
+    let held = async {
+        wait_for_requests(&system, 1).await;
+        system
+            .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 30_000}))
+            .await;
+        system
+            .try_confirm_at_origin("user-1", Some("k-2"), &order("o-held"))
+            .await
+    };
+    let kill = async {
+        wait_for_requests(&system, 2).await;
+        system.killer("origin").kill();
+    };
+    let (approved, held, ()) = tokio::join!(approved, held, kill);
+    assert!(
+        approved.is_err() && held.is_err(),
+        "both were cut off by the kill"
+    );
+
+    system.restart_origin().await;
+    system.set_faults(json!({"mode": "NORMAL"})).await;
+    // NOT_FOUND answers count 4 s (twice the PG timeout) apart.
+    for _ in 0..3 {
+        run_recovery(&system).await;
+        tokio::time::sleep(Duration::from_millis(4_100)).await;
+    }
+    let held = payments(&system).await;
+    assert_eq!(held["o-approved"]["status"], "APPROVED");
+    assert_eq!(
+        (
+            held["o-held"]["status"].as_str(),
+            held["o-held"]["failureReason"].as_str()
+        ),
+        (Some("FAILED"), Some("NOT_FOUND_AT_PG"))
+    );
+    assert_eq!(
+        charges(&system).await.into_keys().collect::<Vec<_>>(),
+        ["o-approved"]
+    );
+}
+
+/// Waits until the simulator has received `count` confirms.
+async fn wait_for_requests(system: &System, count: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while system.ledger().await["requestCount"].as_u64() < Some(count) {
+        assert!(
+            Instant::now() < deadline,
+            "the PG never got {count} confirms"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The chaos run: a slow PG; 300 confirms, 5 ms apart, spread over `targets`; the
 /// instance `victim` killed with SIGKILL 900 ms in. Returns the orders sent and those the
 /// origin answered.
