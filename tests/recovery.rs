@@ -4,6 +4,7 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -302,38 +303,56 @@ async fn wait_for_requests(system: &System, count: u64) {
 }
 
 /// The chaos run: a slow PG; 300 confirms, 5 ms apart, spread over `targets`; the
-/// instance `victim` killed with SIGKILL 900 ms in. Returns the orders sent and those the
-/// origin answered.
+/// instance `victim` killed with SIGKILL once 10 have been answered. Returns the orders
+/// sent and those the origin answered with a payment.
 async fn confirms_with_a_kill(
     system: &System,
     targets: &[String],
     victim: Killer,
+    event_id: Option<&str>,
 ) -> (Vec<String>, BTreeSet<String>) {
     system
         .set_faults(json!({"mode": "DELAY", "delayMs": 300, "jitterMs": 1_200}))
         .await;
     let orders: Vec<String> = (0..300).map(|n| format!("o-{n}")).collect();
+    let answered_so_far = AtomicUsize::new(0);
+    let answered_so_far = &answered_so_far;
     let sent = futures_util::future::join_all(orders.iter().enumerate().map(|(n, order_id)| {
         let target = &targets[n % targets.len()];
         async move {
             tokio::time::sleep(Duration::from_millis(n as u64 * 5)).await;
             let key = format!("key-{order_id}");
-            let body = order(order_id);
-            system
+            let mut body: Value = serde_json::from_str(&order(order_id)).expect("JSON");
+            if let Some(event_id) = event_id {
+                body["eventId"] = json!(event_id);
+            }
+            let body = body.to_string();
+            // A payment exists once the origin answers 201 or 202; a 409 (sold out)
+            // or a 503 (shed) made none.
+            let made = system
                 .try_confirm_at(target, "user-1", Some(&key), &body)
                 .await
-                .ok()
+                .is_ok_and(|answer| {
+                    matches!(answer.status(), StatusCode::CREATED | StatusCode::ACCEPTED)
+                });
+            if made {
+                answered_so_far.fetch_add(1, Ordering::SeqCst);
+            }
+            made
         }
     }));
     let kill = async {
-        tokio::time::sleep(Duration::from_millis(900)).await;
+        // Mid-flight whatever the machine's pace: once a few are answered.
+        while answered_so_far.load(Ordering::SeqCst) < 10 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         victim.kill();
     };
     let (answers, ()) = tokio::join!(sent, kill);
     let answered: BTreeSet<String> = answers
         .iter()
         .zip(&orders)
-        .filter(|(answer, _)| answer.is_some())
+        .filter(|(made, _)| **made)
         .map(|(_, order_id)| order_id.clone())
         .collect();
     assert!(
@@ -416,7 +435,8 @@ const CHAOS: [(&str, &str); 4] = [
 async fn a_kill_9_mid_flight_loses_no_payment_and_charges_nobody_twice() {
     let mut system = System::backend(&CHAOS).await;
     let targets = [system.origin.clone()];
-    let (orders, answered) = confirms_with_a_kill(&system, &targets, system.killer("origin")).await;
+    let (orders, answered) =
+        confirms_with_a_kill(&system, &targets, system.killer("origin"), None).await;
     system.restart_origin().await;
     recover_and_agree(&system, &system.origin, &orders, &answered).await;
 }
@@ -426,6 +446,31 @@ async fn two_instances_on_postgres_one_killed_the_other_converges_everything() {
     let system = System::backend_on_postgres(&CHAOS).await;
     let survivor = system.second_origin.clone().expect("a second instance");
     let targets = [system.origin.clone(), survivor.clone()];
-    let (orders, answered) = confirms_with_a_kill(&system, &targets, system.killer("origin")).await;
+    let (orders, answered) =
+        confirms_with_a_kill(&system, &targets, system.killer("origin"), None).await;
     recover_and_agree(&system, &survivor, &orders, &answered).await;
+}
+
+#[tokio::test]
+async fn a_kill_9_mid_flight_never_oversells_an_event_and_agrees_with_the_pg() {
+    let mut system = System::backend(&CHAOS).await;
+    let created = system
+        .http
+        .post(format!("{}/admin/events", system.origin))
+        .bearer_auth(OPERATOR_TOKEN)
+        .json(&json!({"eventId": "drop", "stock": 60, "amount": 5000}))
+        .send()
+        .await
+        .expect("the origin answers");
+    assert!(created.status().is_success());
+    let targets = [system.origin.clone()];
+    let killer = system.killer("origin");
+    let (orders, answered) = confirms_with_a_kill(&system, &targets, killer, Some("drop")).await;
+    system.restart_origin().await;
+    recover_and_agree(&system, &system.origin, &orders, &answered).await;
+    let drop = system.operator_get("/admin/events/drop").await;
+    let approved = charges(&system).await.len() as i64;
+    assert_eq!(drop["reserved"], 0, "{drop}");
+    assert_eq!(drop["sold"].as_i64(), Some(approved), "{drop}");
+    assert!(approved <= 60, "{drop}");
 }

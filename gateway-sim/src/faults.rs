@@ -54,6 +54,10 @@ pub struct Faults {
     /// `false`: confirms received and cancels made meanwhile are never
     /// called back (when a callback URL is configured at all).
     pub callbacks: bool,
+    /// `false`: the status query answers NOT_FOUND for a confirm received and not
+    /// decided yet — a PG whose status lags its processing, so a stalled request can
+    /// be approved after it was reported unknown.
+    pub pending_visible: bool,
 }
 
 impl Default for Faults {
@@ -67,6 +71,7 @@ impl Default for Faults {
             idempotent: true,
             duration_ms: None,
             callbacks: true,
+            pending_visible: true,
         }
     }
 }
@@ -171,6 +176,7 @@ mod tests {
                 "idempotent": true,
                 "durationMs": null,
                 "callbacks": true,
+                "pendingVisible": true,
             })
         );
     }

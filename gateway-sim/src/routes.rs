@@ -93,6 +93,7 @@ struct FaultsBody {
     idempotent: Option<bool>,
     duration_ms: Option<i64>,
     callbacks: Option<bool>,
+    pending_visible: Option<bool>,
 }
 
 impl TryFrom<FaultsBody> for Faults {
@@ -150,6 +151,7 @@ impl TryFrom<FaultsBody> for Faults {
             idempotent: body.idempotent.unwrap_or(defaults.idempotent),
             duration_ms,
             callbacks: body.callbacks.unwrap_or(defaults.callbacks),
+            pending_visible: body.pending_visible.unwrap_or(defaults.pending_visible),
         })
     }
 }
@@ -332,8 +334,10 @@ async fn payment(
     order_id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<PaymentView>, ApiError> {
     let Path(order_id) = order_id?;
+    let pending_visible = state.faults().pending_visible;
     state
         .with_ledger(|ledger| ledger.payment(&order_id))
+        .filter(|view| pending_visible || view.status != OrderStatus::Pending)
         .map(Json)
         .ok_or_else(|| ApiError::NotFound(format!("no payment for orderId {order_id:?}")))
 }

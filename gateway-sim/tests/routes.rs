@@ -299,6 +299,7 @@ fn default_faults() -> Value {
         "idempotent": true,
         "durationMs": null,
         "callbacks": true,
+        "pendingVisible": true,
     })
 }
 
@@ -320,6 +321,7 @@ async fn put_faults_answers_the_full_setting_and_get_reports_it() {
         "maxPerSecond": 7,
         "idempotent": false,
         "callbacks": false,
+        "pendingVisible": false,
     });
     let answer = put_faults(&router, all).await;
     let expected = json!({
@@ -331,6 +333,7 @@ async fn put_faults_answers_the_full_setting_and_get_reports_it() {
         "idempotent": false,
         "durationMs": null,
         "callbacks": false,
+        "pendingVisible": false,
     });
     assert_eq!(answer, expected);
     assert_eq!(get(&router, "/admin/faults").await.1, expected);
@@ -679,6 +682,28 @@ async fn delay_reports_pending_until_decided() {
     let early_cancel = cancel(&router, "o-1").await;
     assert_error(&early_cancel, StatusCode::CONFLICT, "PAYMENT_PENDING");
 
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (_, payment) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(payment["status"], "APPROVED");
+}
+
+#[tokio::test]
+async fn with_pending_hidden_an_undecided_confirm_is_not_found_until_decided() {
+    let router = router();
+    put_faults(
+        &router,
+        json!({ "mode": "DELAY", "delayMs": 300, "pendingVisible": false }),
+    )
+    .await;
+    let answer = confirm_within(
+        &router,
+        confirm_body("o-1", "pk-1", 1000),
+        Duration::from_millis(100),
+    )
+    .await;
+    assert!(answer.is_none(), "answered before the delay: {answer:?}");
+    let (status, _) = get(&router, "/v1/payments/o-1").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     tokio::time::sleep(Duration::from_millis(400)).await;
     let (_, payment) = get(&router, "/v1/payments/o-1").await;
     assert_eq!(payment["status"], "APPROVED");

@@ -59,6 +59,8 @@ pub fn app(state: AppState) -> Router {
         .route("/admin/guard", get(admin::guard))
         .route("/admin/payments", get(admin::payments))
         .route("/admin/recovery/run", post(admin::run_recovery))
+        .route("/admin/events", post(admin::put_event))
+        .route("/admin/events/{event_id}", get(admin::get_event))
         .route_layer(from_fn_with_state(state.clone(), admin::require_operator));
     Router::new()
         .merge(signed)

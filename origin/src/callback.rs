@@ -64,6 +64,8 @@ pub async fn receive(
         Applied::Recorded { payment, .. } => (payment, "converged"),
         Applied::AlreadySettled(payment) => (payment, "already_settled"),
         Applied::Disagrees { payment, .. } => (payment, "disagrees"),
+        Applied::Refunded(payment) => (payment, "refunded"),
+        Applied::RefundPending(payment) => (payment, "refund_pending"),
     };
     state.metrics.callback_received(outcome);
     Ok(Json(serde_json::json!({

@@ -24,6 +24,12 @@ pub enum ApiError {
         message: &'static str,
     },
     MethodNotAllowed,
+    /// Refused for a reason the message gives, with its own status.
+    Refused {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+    },
     /// Username and password do not match a user.
     InvalidCredentials,
     /// Too much work in flight; try again shortly.
@@ -95,6 +101,11 @@ impl IntoResponse for ApiError {
             ),
             Self::BadRequest { code, message } => (StatusCode::BAD_REQUEST, code, message),
             Self::NotFound { code, message } => (StatusCode::NOT_FOUND, code, message.to_owned()),
+            Self::Refused {
+                status,
+                code,
+                message,
+            } => (status, code, message),
             Self::MethodNotAllowed => (
                 StatusCode::METHOD_NOT_ALLOWED,
                 "METHOD_NOT_ALLOWED",

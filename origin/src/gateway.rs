@@ -151,6 +151,52 @@ impl GatewayClient {
     }
 }
 
+/// What the PG said to a cancel (refund) of an approved charge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CancelAnswer {
+    /// Cancelled now or before: no money is held.
+    Cancelled,
+    /// The PG refuses: nothing approved to cancel, or not decided yet.
+    Refused { status: u16, code: String },
+    /// No answer; ask again later.
+    Unavailable { cause: String },
+}
+
+impl GatewayClient {
+    /// Cancels the charge of an order (`POST /v1/payments/{orderId}/cancel`); the PG
+    /// answers a repeat alike, so it is safe to send again.
+    pub async fn cancel(&self, order_id: &str) -> CancelAnswer {
+        let url = format!("{}/v1/payments/{order_id}/cancel", self.base_url);
+        let response = match self.http.post(&url).send().await {
+            Ok(response) => response,
+            Err(err) => {
+                return CancelAnswer::Unavailable {
+                    cause: describe(&err),
+                }
+            }
+        };
+        let status = response.status();
+        if status.is_success() {
+            return CancelAnswer::Cancelled;
+        }
+        if status.is_server_error() {
+            return CancelAnswer::Unavailable {
+                cause: format!("gateway answered {status}"),
+            };
+        }
+        let code = response
+            .json::<serde_json::Value>()
+            .await
+            .ok()
+            .and_then(|body| body["code"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        CancelAnswer::Refused {
+            status: status.as_u16(),
+            code,
+        }
+    }
+}
+
 fn describe(err: &reqwest::Error) -> String {
     if err.is_timeout() {
         "gateway call timed out".to_owned()

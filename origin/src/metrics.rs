@@ -92,6 +92,7 @@ pub struct Metrics {
     recovery_cycles: Counter,
     recovery_payments: Family<OutcomeLabel, Counter>,
     callbacks: Family<OutcomeLabel, Counter>,
+    late_approvals: Family<OutcomeLabel, Counter>,
 }
 
 /// Counts one gateway call in flight for as long as it lives.
@@ -183,6 +184,13 @@ impl Default for Metrics {
             "PG callbacks received, by outcome",
             callbacks.clone(),
         );
+        let late_approvals = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "late_approvals",
+            "PG approvals of payments recorded FAILED: refunded (cancelled at the PG) or \
+             refund_pending (to be retried)",
+            late_approvals.clone(),
+        );
         Self {
             registry,
             payments,
@@ -197,6 +205,7 @@ impl Default for Metrics {
             recovery_cycles,
             recovery_payments,
             callbacks,
+            late_approvals,
         }
     }
 }
@@ -291,11 +300,18 @@ impl Metrics {
             ("failed", report.failed),
             ("unresolved", report.unresolved),
             ("flagged", report.flagged),
+            ("refunded", report.refunded),
         ] {
             self.recovery_payments
                 .get_or_create(&OutcomeLabel { outcome })
                 .inc_by(u64::from(count));
         }
+    }
+
+    pub fn late_approval(&self, outcome: &'static str) {
+        self.late_approvals
+            .get_or_create(&OutcomeLabel { outcome })
+            .inc();
     }
 
     pub fn callback_received(&self, outcome: &'static str) {

@@ -133,6 +133,22 @@ async fn settle(
             return Ok(existing.map_or_else(order_exists, |p| payment_answer(&p)));
         }
         Err(StoreError::DuplicateOrder) => return Ok(order_exists()),
+        Err(StoreError::SoldOut) => {
+            tracing::info!(event_id = new.event_id.as_deref(), order_id = %new.order_id, "sold out");
+            return Ok(Answer::json(
+                StatusCode::CONFLICT,
+                &error_body("SOLD_OUT", "no unit of this event is left"),
+            ));
+        }
+        Err(StoreError::WrongAmount { price }) => {
+            return Ok(Answer::json(
+                StatusCode::BAD_REQUEST,
+                &error_body(
+                    "AMOUNT_MISMATCH",
+                    &format!("the amount must be the event's price, {price}"),
+                ),
+            ))
+        }
         Err(err) => return Err(err.into()),
     };
 
@@ -231,7 +247,9 @@ fn outcome_of(answer: &GatewayAnswer) -> Outcome {
 /// 201 for a settled payment, 202 while its outcome is not known.
 fn payment_answer(payment: &Payment) -> Answer {
     let status = match payment.status {
-        PaymentStatus::Approved | PaymentStatus::Failed => StatusCode::CREATED,
+        PaymentStatus::Approved | PaymentStatus::Failed | PaymentStatus::Refunded => {
+            StatusCode::CREATED
+        }
         PaymentStatus::Unknown | PaymentStatus::Pending => StatusCode::ACCEPTED,
     };
     Answer::json(status, payment)

@@ -13,8 +13,8 @@ use futures_util::future::join_all;
 use origin::recovery::decide::{Decision, RecoveryState};
 use origin::store::postgres::MAX_CONNECTIONS;
 use origin::store::{
-    self, Claimed, IdempotencyClaim, NewPayment, Outcome, PaymentStatus, Store, StoreError,
-    StoredResponse, User,
+    self, Claimed, EventSpec, IdempotencyClaim, NewPayment, Outcome, PaymentStatus, Store,
+    StoreError, StoredResponse, User,
 };
 use sqlx::{Connection as _, PgConnection};
 use test_postgres::TestPostgres;
@@ -75,6 +75,8 @@ on_both_stores!(
     payments_with_a_status_are_listed_oldest_first,
     recovery_claims_due_unsettled_payments_once_per_lease,
     recovery_records_its_decision_on_unsettled_payments_only,
+    an_event_sells_its_stock_and_a_failure_gives_a_unit_back,
+    a_late_approval_is_refund_due_until_refunded,
 );
 
 fn new_payment(order_id: &str) -> NewPayment {
@@ -491,6 +493,7 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
         last_not_found_at: Some(10_000),
         next_attempt_at: 50_000,
         flag: Some("PG_UNREACHABLE".into()),
+        refund_due: false,
     };
     let asked_later = store
         .record_recovery(
@@ -586,6 +589,139 @@ async fn two_instances(server: &TestPostgres) -> [Arc<dyn Store>; 2] {
         store::open(server.url(), ACQUIRE_TIMEOUT)
     );
     [first.unwrap(), second.unwrap()]
+}
+
+fn for_event(order_id: &str, event_id: &str, amount: i64) -> NewPayment {
+    NewPayment {
+        event_id: Some(event_id.into()),
+        amount,
+        ..new_payment(order_id)
+    }
+}
+
+async fn an_event_sells_its_stock_and_a_failure_gives_a_unit_back(store: &dyn Store) {
+    let spec = EventSpec {
+        event_id: "e-1".into(),
+        stock: 2,
+        amount: 700,
+    };
+    store.upsert_event(&spec, 1).await.unwrap();
+    assert!(matches!(
+        store.insert_pending(for_event("o-0", "e-1", 701)).await,
+        Err(StoreError::WrongAmount { price: 700 })
+    ));
+    let first = store
+        .insert_pending(for_event("o-1", "e-1", 700))
+        .await
+        .unwrap();
+    let second = store
+        .insert_pending(for_event("o-2", "e-1", 700))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.insert_pending(for_event("o-3", "e-1", 700)).await,
+        Err(StoreError::SoldOut)
+    ));
+    store
+        .record_outcome(first.payment_id, Outcome::Approved { approved_at: 5 }, 5)
+        .await
+        .unwrap();
+    let view = store.event("e-1").await.unwrap().unwrap();
+    assert_eq!((view.stock, view.reserved, view.sold), (2, 1, 1));
+    assert!(matches!(
+        store
+            .upsert_event(
+                &EventSpec {
+                    stock: 1,
+                    ..spec.clone()
+                },
+                6
+            )
+            .await,
+        Err(StoreError::StockBelowCommitted { committed: 2 })
+    ));
+    let failed = Outcome::Failed {
+        reason: "DECLINED".into(),
+    };
+    store
+        .record_outcome(second.payment_id, failed, 7)
+        .await
+        .unwrap();
+    assert_eq!(store.event("e-1").await.unwrap().unwrap().reserved, 0);
+    store
+        .insert_pending(for_event("o-3", "e-1", 700))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.insert_pending(for_event("o-4", "e-1", 700)).await,
+        Err(StoreError::SoldOut)
+    ));
+    assert_eq!(store.event("nope").await.unwrap(), None);
+    let plain = store.insert_pending(for_event("o-5", "nope", 1)).await;
+    assert!(plain.is_ok(), "no event, no stock: {plain:?}");
+}
+
+async fn a_late_approval_is_refund_due_until_refunded(store: &dyn Store) {
+    let id = store
+        .insert_pending(new_payment("o-1"))
+        .await
+        .unwrap()
+        .payment_id;
+    assert!(
+        !store.mark_refund_due(id, 10, 1).await.unwrap(),
+        "not FAILED"
+    );
+    assert_eq!(store.record_refunded(id, "note", 1).await.unwrap(), None);
+    let failed = Outcome::Failed {
+        reason: "NOT_FOUND_AT_PG".into(),
+    };
+    store.record_outcome(id, failed, 2).await.unwrap();
+    assert!(store.mark_refund_due(id, 10, 3).await.unwrap());
+    let due = store.claim_for_recovery(10, 0, 100, 10).await.unwrap();
+    assert_eq!(ids(&due), [id]);
+    assert!(due[0].recovery.refund_due);
+    let refunded = store
+        .record_refunded(id, "cancelled", 11)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(refunded.status, PaymentStatus::Refunded);
+    assert_eq!(refunded.recovery.flag.as_deref(), Some("cancelled"));
+    assert!(store
+        .claim_for_recovery(1_000, 0, 2_000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn two_instances_never_sell_an_event_unit_twice() {
+    let server = TestPostgres::start();
+    let instances = two_instances(&server).await;
+    let spec = EventSpec {
+        event_id: "drop".into(),
+        stock: 5,
+        amount: 700,
+    };
+    instances[0].upsert_event(&spec, 1).await.unwrap();
+    let next = std::sync::atomic::AtomicU32::new(0);
+    let inserts = race(&instances, 20, |store| {
+        let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            store
+                .insert_pending(for_event(&format!("o-{n}"), "drop", 700))
+                .await
+        }
+    })
+    .await;
+    let sold = inserts.iter().filter(|insert| insert.is_ok()).count();
+    let sold_out = inserts
+        .iter()
+        .filter(|insert| matches!(insert, Err(StoreError::SoldOut)))
+        .count();
+    assert_eq!((sold, sold_out), (5, 35));
+    let view = instances[1].event("drop").await.unwrap().unwrap();
+    assert_eq!((view.reserved, view.sold), (5, 0));
 }
 
 /// `per_instance` calls of `call` on each instance, all in flight at once.

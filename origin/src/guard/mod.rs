@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::gateway::GatewayAnswer;
+use crate::gateway::{CancelAnswer, GatewayAnswer};
 use crate::metrics::Metrics;
 use crate::recovery::decide::PgView;
 use breaker::{Breaker, BreakerConfig, BreakerPermit, BreakerView, CallResult, Transition};
@@ -114,6 +114,26 @@ impl Answer for GatewayAnswer {
             Self::Rejected { .. } => "rejected",
             Self::NotSent => "not_sent",
             Self::Unknown { .. } => "unknown",
+        }
+    }
+}
+
+impl Answer for CancelAnswer {
+    fn timed_out(timeout: Duration) -> Self {
+        Self::Unavailable {
+            cause: format!("no answer within the {} ms timeout", timeout.as_millis()),
+        }
+    }
+
+    fn is_failure(&self) -> bool {
+        matches!(self, Self::Unavailable { .. })
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::Refused { .. } => "cancel_refused",
+            Self::Unavailable { .. } => "unavailable",
         }
     }
 }

@@ -64,6 +64,8 @@ pub struct RecoveryState {
     pub next_attempt_at: i64,
     /// Why an operator should look at it, once flagged.
     pub flag: Option<String>,
+    /// The PG approved it after it was recorded FAILED: the charge must be cancelled.
+    pub refund_due: bool,
 }
 
 /// The PG's answer to "what happened to this order?".
@@ -155,7 +157,7 @@ pub fn decide(subject: Subject<'_>, pg: &PgView, now_ms: i64, config: &RecoveryC
                     not_found_count: count,
                     last_not_found_at: Some(now_ms),
                     next_attempt_at: now_ms + config.not_found_spacing_ms + 1,
-                    flag: state.flag.clone(),
+                    ..state.clone()
                 },
             }
         }

@@ -10,6 +10,12 @@
 //!
 //! PG callbacks ([`crate::callback`]) converge a payment at once through
 //! [`Recovery::apply`]; the job is the safety net behind them.
+//!
+//! A **late approval** — the PG approved a payment we had already recorded FAILED (a
+//! request that stalled past its NOT_FOUND answers, seen in a callback) — is never
+//! kept as money taken without a sale: the payment is marked refund-due (durably,
+//! first), the charge is cancelled at the PG, and the payment becomes REFUNDED. If the
+//! PG cannot cancel now, the job retries it every cycle until it can.
 
 pub mod decide;
 
@@ -20,7 +26,7 @@ use futures_util::StreamExt as _;
 use serde::Serialize;
 
 use crate::clock::now_ms;
-use crate::gateway::GatewayClient;
+use crate::gateway::{CancelAnswer, GatewayClient};
 use crate::guard::PgGuard;
 use crate::metrics::Metrics;
 use crate::store::transient::retry_transient;
@@ -50,6 +56,8 @@ pub struct CycleReport {
     pub unresolved: u32,
     /// Newly flagged for an operator.
     pub flagged: u32,
+    /// Late approvals cancelled at the PG.
+    pub refunded: u32,
     /// Whether the cycle stopped early because the PG could not be asked.
     pub stopped_early: bool,
     pub took_ms: u64,
@@ -69,6 +77,10 @@ pub enum Applied {
     AlreadySettled(Payment),
     /// It was already settled the other way round: an operator must look.
     Disagrees { payment: Payment, pg: PgView },
+    /// A late approval, cancelled at the PG: REFUNDED.
+    Refunded(Payment),
+    /// A late approval the PG could not cancel yet: retried by the job.
+    RefundPending(Payment),
 }
 
 pub struct Recovery {
@@ -173,6 +185,11 @@ impl Recovery {
     /// Asks the PG about one claimed payment and records the decision. The flag says
     /// whether the PG could be asked at all.
     async fn recover(&self, payment: Payment) -> Result<(Applied, bool), StoreError> {
+        if payment.recovery.refund_due {
+            let applied = self.refund(payment).await?;
+            let asked = !matches!(applied, Applied::RefundPending(_));
+            return Ok((applied, asked));
+        }
         let view = match self
             .guard
             .call(self.gateway.status(&payment.order_id))
@@ -190,6 +207,9 @@ impl Recovery {
     /// Converges `payment` to the PG's word `view`, now: the job's step, and a
     /// callback's.
     pub async fn apply(&self, payment: Payment, view: PgView) -> Result<Applied, StoreError> {
+        if payment.status == PaymentStatus::Failed && matches!(view, PgView::Approved { .. }) {
+            return self.refund(payment).await;
+        }
         if !matches!(
             payment.status,
             PaymentStatus::Pending | PaymentStatus::Unknown
@@ -239,12 +259,69 @@ impl Recovery {
     }
 }
 
+impl Recovery {
+    /// Cancels the late approval of a FAILED payment at the PG and records REFUNDED.
+    async fn refund(&self, payment: Payment) -> Result<Applied, StoreError> {
+        let now = now_ms();
+        let retry_at = now + self.config.backoff_base_ms;
+        if !payment.recovery.refund_due {
+            tracing::error!(order_id = %payment.order_id, reason = payment.failure_reason.as_deref(), "the PG approved a payment recorded FAILED; cancelling the charge");
+            // Owed durably before the PG is asked, so a crash cannot forget it.
+            let marked = retry_transient(&self.metrics, "mark_refund_due", || {
+                self.store
+                    .mark_refund_due(payment.payment_id, retry_at, now)
+            })
+            .await?;
+            if !marked {
+                let current = self.store.payment_by_id(payment.payment_id).await?;
+                return Ok(settled(current, PgView::Cancelled));
+            }
+        }
+        let answer = match self
+            .guard
+            .call(self.gateway.cancel(&payment.order_id))
+            .await
+        {
+            Ok(answer) => answer,
+            Err(refusal) => CancelAnswer::Unavailable {
+                cause: format!("the recovery guard refused: {}", refusal.reason()),
+            },
+        };
+        if answer != CancelAnswer::Cancelled {
+            tracing::warn!(order_id = %payment.order_id, ?answer, "a late approval could not be cancelled yet; retrying later");
+            self.metrics.late_approval("refund_pending");
+            retry_transient(&self.metrics, "mark_refund_due", || {
+                self.store
+                    .mark_refund_due(payment.payment_id, retry_at, now_ms())
+            })
+            .await?;
+            return Ok(Applied::RefundPending(payment));
+        }
+        let note = format!(
+            "the PG approved it after it was recorded FAILED ({}); the charge was cancelled",
+            payment.failure_reason.as_deref().unwrap_or("no reason")
+        );
+        let refunded = retry_transient(&self.metrics, "record_refunded", || {
+            self.store
+                .record_refunded(payment.payment_id, &note, now_ms())
+        })
+        .await?;
+        let current = match refunded {
+            Some(payment) => payment,
+            None => self.store.payment_by_id(payment.payment_id).await?,
+        };
+        tracing::info!(order_id = %current.order_id, "late approval cancelled at the PG: REFUNDED");
+        self.metrics.late_approval("refunded");
+        self.metrics.payment_settled(current.status);
+        Ok(Applied::Refunded(current))
+    }
+}
+
 /// The PG's word about a payment that is already settled.
 fn settled(payment: Payment, view: PgView) -> Applied {
     let agrees = match (&payment.status, &view) {
         (PaymentStatus::Approved, PgView::Approved { .. }) => true,
         (PaymentStatus::Approved, _) => false,
-        (PaymentStatus::Failed, PgView::Approved { .. }) => false,
         _ => true,
     };
     if agrees {
@@ -271,5 +348,7 @@ fn count(report: &mut CycleReport, applied: &Applied) {
         }
         Applied::AlreadySettled(_) => {}
         Applied::Disagrees { .. } => report.flagged += 1,
+        Applied::Refunded(_) => report.refunded += 1,
+        Applied::RefundPending(_) => report.unresolved += 1,
     }
 }

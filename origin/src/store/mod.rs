@@ -100,6 +100,8 @@ pub enum PaymentStatus {
     Approved,
     Failed,
     Unknown,
+    /// The PG approved it after we had recorded it FAILED; we cancelled the charge.
+    Refunded,
 }
 
 impl PaymentStatus {
@@ -109,13 +111,20 @@ impl PaymentStatus {
             Self::Approved => "APPROVED",
             Self::Failed => "FAILED",
             Self::Unknown => "UNKNOWN",
+            Self::Refunded => "REFUNDED",
         }
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Pending, Self::Approved, Self::Failed, Self::Unknown]
-            .into_iter()
-            .find(|status| status.as_str() == text)
+        [
+            Self::Pending,
+            Self::Approved,
+            Self::Failed,
+            Self::Unknown,
+            Self::Refunded,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
     }
 }
 
@@ -161,6 +170,28 @@ pub enum Outcome {
     Approved { approved_at: i64 },
     Failed { reason: String },
     Unknown,
+}
+
+/// A limited-stock event, as an operator sets it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventSpec {
+    pub event_id: String,
+    pub stock: i64,
+    /// The price every confirm for the event must pay.
+    pub amount: i64,
+}
+
+/// An event and its units now: `reserved` (PENDING or UNKNOWN payments) + `sold`
+/// (APPROVED) never exceeds `stock`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventView {
+    pub event_id: String,
+    pub stock: i64,
+    pub amount: i64,
+    pub reserved: i64,
+    pub sold: i64,
 }
 
 /// A user who can log in.
@@ -217,6 +248,15 @@ pub enum StoreError {
     DuplicateUser,
     #[error("no payment with id {0}")]
     NoSuchPayment(i64),
+    /// The event has no unit left to reserve.
+    #[error("the event is sold out")]
+    SoldOut,
+    /// The payment's amount is not the event's price.
+    #[error("the event's price is {price}")]
+    WrongAmount { price: i64 },
+    /// An event's stock cannot go below what is already reserved or sold.
+    #[error("{committed} units are already reserved or sold")]
+    StockBelowCommitted { committed: i64 },
     /// No database connection came free within the acquire timeout.
     #[error("no database connection came free in time")]
     Busy,
@@ -235,7 +275,9 @@ impl From<sqlx::Error> for StoreError {
 
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
-    /// TX 1: inserts the payment as PENDING and commits.
+    /// TX 1: inserts the payment as PENDING and commits. For an event with stock, it
+    /// reserves a unit in the same statement or transaction: `SoldOut` when none is
+    /// left, `WrongAmount` when the amount is not the event's price.
     async fn insert_pending(&self, payment: NewPayment) -> Result<Payment, StoreError>;
 
     /// TX 2: records the outcome of a payment that is still PENDING, and returns the
@@ -292,8 +334,9 @@ pub trait Store: Send + Sync + 'static {
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError>;
 
-    /// Claims up to `limit` payments due for recovery — UNKNOWN ones, and PENDING ones
-    /// created before `pending_before_ms` (a confirm that died) — whose next attempt is
+    /// Claims up to `limit` payments due for recovery — UNKNOWN ones, PENDING ones
+    /// created before `pending_before_ms` (a confirm that died), and FAILED ones with a
+    /// refund due — whose next attempt is
     /// due at `now_ms` and that no other recovery holds, oldest due first; each is
     /// leased until `lease_until_ms`. Concurrent claims never return the same payment.
     async fn claim_for_recovery(
@@ -311,6 +354,32 @@ pub trait Store: Send + Sync + 'static {
         &self,
         payment_id: i64,
         decision: &Decision,
+        now_ms: i64,
+    ) -> Result<Option<Payment>, StoreError>;
+
+    /// Creates an event or sets its stock and price; `StockBelowCommitted` when the
+    /// stock would fall below the units already reserved or sold.
+    async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError>;
+
+    /// The event and its units now.
+    async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError>;
+
+    /// Marks a FAILED payment the PG approved after all: its charge must be cancelled.
+    /// Recovery claims it from `next_attempt_at` until [`Store::record_refunded`].
+    /// False when the payment is not FAILED.
+    async fn mark_refund_due(
+        &self,
+        payment_id: i64,
+        next_attempt_at: i64,
+        now_ms: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// Records that a late approval was cancelled at the PG: FAILED (refund due) →
+    /// REFUNDED, with `note` for operators. `None` when it was not due.
+    async fn record_refunded(
+        &self,
+        payment_id: i64,
+        note: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError>;
 

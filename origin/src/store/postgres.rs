@@ -11,8 +11,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::{Executor as _, PgPool, Row};
 
 use super::{
-    Claimed, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus, Store, StoreError,
-    StoredResponse, User,
+    Claimed, EventSpec, EventView, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus,
+    Store, StoreError, StoredResponse, User,
 };
 use crate::recovery::decide::{Decision, RecoveryState};
 
@@ -26,7 +26,10 @@ pub const MAX_CONNECTIONS: u32 = 8;
 
 const PAYMENT_COLUMNS: &str = "id, order_id, user_id, payment_key, amount, event_id, status, \
      failure_reason, approved_at, created_at, updated_at, recovery_attempts, not_found_count, \
-     last_not_found_at, next_recovery_at, flag_reason";
+     last_not_found_at, next_recovery_at, flag_reason, refund_due";
+
+/// Payments that hold one of their event's units: reserved or sold.
+const HOLDS_A_UNIT: &str = "status IN ('PENDING', 'UNKNOWN', 'APPROVED')";
 
 #[derive(Clone)]
 pub struct PgStore {
@@ -58,21 +61,48 @@ impl PgStore {
 #[async_trait]
 impl Store for PgStore {
     async fn insert_pending(&self, new: NewPayment) -> Result<Payment, StoreError> {
-        let sql = format!(
+        let insert = format!(
             "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
              created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6) \
              RETURNING {PAYMENT_COLUMNS}"
         );
-        let row = sqlx::query(&sql)
+        let mut tx = self.pool.begin().await?;
+        if let Some(event_id) = &new.event_id {
+            // The event's row lock makes reservations for one event take turns, across
+            // instances; the count then sees every unit taken before.
+            let event =
+                sqlx::query("SELECT stock, amount FROM events WHERE event_id = $1 FOR UPDATE")
+                    .bind(event_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if let Some(event) = event {
+                let (stock, price): (i64, i64) =
+                    (event.try_get("stock")?, event.try_get("amount")?);
+                if price != new.amount {
+                    return Err(StoreError::WrongAmount { price });
+                }
+                let held: i64 = sqlx::query_scalar(&format!(
+                    "SELECT COUNT(*) FROM payments WHERE event_id = $1 AND {HOLDS_A_UNIT}"
+                ))
+                .bind(event_id)
+                .fetch_one(&mut *tx)
+                .await?;
+                if held >= stock {
+                    return Err(StoreError::SoldOut);
+                }
+            }
+        }
+        let row = sqlx::query(&insert)
             .bind(&new.order_id)
             .bind(&new.user_id)
             .bind(&new.payment_key)
             .bind(new.amount)
             .bind(&new.event_id)
             .bind(new.now_ms)
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *tx)
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
+        tx.commit().await?;
         payment_from_row(&row)
     }
 
@@ -303,9 +333,10 @@ impl Store for PgStore {
         // re-reads it).
         let sql = format!(
             "UPDATE payments SET recovery_lease_until = $1 WHERE id IN (\
-               SELECT id FROM payments WHERE status IN ('PENDING', 'UNKNOWN') \
+               SELECT id FROM payments \
+               WHERE (status IN ('PENDING', 'UNKNOWN') OR refund_due = 1) \
                AND next_recovery_at <= $2 AND recovery_lease_until <= $2 \
-               AND (status = 'UNKNOWN' OR created_at <= $3) \
+               AND (status <> 'PENDING' OR created_at <= $3) \
                ORDER BY next_recovery_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) \
              RETURNING {PAYMENT_COLUMNS}"
         );
@@ -363,6 +394,111 @@ impl Store for PgStore {
             .bind(now_ms)
             .bind(payment_id),
         }
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        self.payment_by_id(payment_id).await.map(Some)
+    }
+
+    async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO events (event_id, stock, amount, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $4) ON CONFLICT (event_id) DO NOTHING",
+        )
+        .bind(&event.event_id)
+        .bind(event.stock)
+        .bind(event.amount)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        // Locked like a reservation, so no unit is taken while the stock changes.
+        sqlx::query("SELECT 1 FROM events WHERE event_id = $1 FOR UPDATE")
+            .bind(&event.event_id)
+            .execute(&mut *tx)
+            .await?;
+        let committed: i64 = sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM payments WHERE event_id = $1 AND {HOLDS_A_UNIT}"
+        ))
+        .bind(&event.event_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if event.stock < committed {
+            return Err(StoreError::StockBelowCommitted { committed });
+        }
+        sqlx::query(
+            "UPDATE events SET stock = $2, amount = $3, updated_at = $4 WHERE event_id = $1",
+        )
+        .bind(&event.event_id)
+        .bind(event.stock)
+        .bind(event.amount)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.event(&event.event_id)
+            .await?
+            .ok_or(StoreError::Database(sqlx::Error::RowNotFound))
+    }
+
+    async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError> {
+        let row = sqlx::query(
+            "SELECT event_id, stock, amount, \
+             (SELECT COUNT(*) FROM payments p WHERE p.event_id = e.event_id \
+               AND p.status IN ('PENDING', 'UNKNOWN')) AS reserved, \
+             (SELECT COUNT(*) FROM payments p WHERE p.event_id = e.event_id \
+               AND p.status = 'APPROVED') AS sold \
+             FROM events e WHERE event_id = $1",
+        )
+        .bind(event_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| {
+            Ok(EventView {
+                event_id: row.try_get("event_id")?,
+                stock: row.try_get("stock")?,
+                amount: row.try_get("amount")?,
+                reserved: row.try_get("reserved")?,
+                sold: row.try_get("sold")?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn mark_refund_due(
+        &self,
+        payment_id: i64,
+        next_attempt_at: i64,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE payments SET refund_due = 1, next_recovery_at = $1, \
+             recovery_lease_until = 0, updated_at = $2 WHERE id = $3 AND status = 'FAILED'",
+        )
+        .bind(next_attempt_at)
+        .bind(now_ms)
+        .bind(payment_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn record_refunded(
+        &self,
+        payment_id: i64,
+        note: &str,
+        now_ms: i64,
+    ) -> Result<Option<Payment>, StoreError> {
+        let done = sqlx::query(
+            "UPDATE payments SET status = 'REFUNDED', refund_due = 0, flag_reason = $1, \
+             recovery_lease_until = 0, updated_at = $2 \
+             WHERE id = $3 AND status = 'FAILED' AND refund_due = 1",
+        )
+        .bind(note)
+        .bind(now_ms)
+        .bind(payment_id)
         .execute(&self.pool)
         .await?;
         if done.rows_affected() == 0 {
@@ -451,6 +587,7 @@ fn payment_from_row(row: &PgRow) -> Result<Payment, StoreError> {
             last_not_found_at: row.try_get("last_not_found_at")?,
             next_attempt_at: row.try_get("next_recovery_at")?,
             flag: row.try_get("flag_reason")?,
+            refund_due: row.try_get::<i32, _>("refund_due")? != 0,
         },
     })
 }

@@ -9,8 +9,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Row, SqlitePool};
 
 use super::{
-    Claimed, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus, Store, StoreError,
-    StoredResponse, User,
+    Claimed, EventSpec, EventView, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus,
+    Store, StoreError, StoredResponse, User,
 };
 use crate::recovery::decide::{Decision, RecoveryState};
 
@@ -21,7 +21,10 @@ const MAX_CONNECTIONS: u32 = 8;
 
 const PAYMENT_COLUMNS: &str = "id, order_id, user_id, payment_key, amount, event_id, status, \
      failure_reason, approved_at, created_at, updated_at, recovery_attempts, not_found_count, \
-     last_not_found_at, next_recovery_at, flag_reason";
+     last_not_found_at, next_recovery_at, flag_reason, refund_due";
+
+/// Payments that hold one of their event's units: reserved or sold.
+const HOLDS_A_UNIT: &str = "status IN ('PENDING', 'UNKNOWN', 'APPROVED')";
 
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -55,9 +58,23 @@ impl SqliteStore {
 #[async_trait]
 impl Store for SqliteStore {
     async fn insert_pending(&self, new: NewPayment) -> Result<Payment, StoreError> {
+        if let Some(event_id) = &new.event_id {
+            if let Some(event) = self.event(event_id).await? {
+                if event.amount != new.amount {
+                    return Err(StoreError::WrongAmount {
+                        price: event.amount,
+                    });
+                }
+            }
+        }
+        // One statement, under SQLite's single write lock: the unit is counted and
+        // taken at once, so no two confirms can take the last one.
         let sql = format!(
             "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
-             created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?) \
+             created_at, updated_at) SELECT ?, ?, ?, ?, ?, 'PENDING', ?, ? \
+             WHERE ? IS NULL OR NOT EXISTS (SELECT 1 FROM events WHERE event_id = ?) \
+             OR (SELECT COUNT(*) FROM payments WHERE event_id = ? AND {HOLDS_A_UNIT}) \
+                < (SELECT stock FROM events WHERE event_id = ?) \
              RETURNING {PAYMENT_COLUMNS}"
         );
         let row = sqlx::query(&sql)
@@ -68,10 +85,14 @@ impl Store for SqliteStore {
             .bind(&new.event_id)
             .bind(new.now_ms)
             .bind(new.now_ms)
-            .fetch_one(&self.pool)
+            .bind(&new.event_id)
+            .bind(&new.event_id)
+            .bind(&new.event_id)
+            .bind(&new.event_id)
+            .fetch_all(&self.pool)
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
-        payment_from_row(&row)
+        payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
     }
 
     async fn record_outcome(
@@ -293,9 +314,10 @@ impl Store for SqliteStore {
         // claims cannot take the same payment.
         let sql = format!(
             "UPDATE payments SET recovery_lease_until = ? WHERE id IN (\
-               SELECT id FROM payments WHERE status IN ('PENDING', 'UNKNOWN') \
+               SELECT id FROM payments \
+               WHERE (status IN ('PENDING', 'UNKNOWN') OR refund_due = 1) \
                AND next_recovery_at <= ? AND recovery_lease_until <= ? \
-               AND (status = 'UNKNOWN' OR created_at <= ?) \
+               AND (status <> 'PENDING' OR created_at <= ?) \
                ORDER BY next_recovery_at, id LIMIT ?) \
              RETURNING {PAYMENT_COLUMNS}"
         );
@@ -353,6 +375,97 @@ impl Store for SqliteStore {
             .bind(payment_id)
             .execute(&self.pool)
             .await?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        self.payment_by_id(payment_id).await.map(Some)
+    }
+
+    async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError> {
+        let sql = format!(
+            "INSERT INTO events (event_id, stock, amount, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (event_id) DO UPDATE SET \
+             stock = excluded.stock, amount = excluded.amount, updated_at = excluded.updated_at \
+             WHERE excluded.stock >= \
+               (SELECT COUNT(*) FROM payments WHERE event_id = ?1 AND {HOLDS_A_UNIT})"
+        );
+        let done = sqlx::query(&sql)
+            .bind(&event.event_id)
+            .bind(event.stock)
+            .bind(event.amount)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?;
+        let view = self
+            .event(&event.event_id)
+            .await?
+            .ok_or(StoreError::Database(sqlx::Error::RowNotFound))?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::StockBelowCommitted {
+                committed: view.reserved + view.sold,
+            });
+        }
+        Ok(view)
+    }
+
+    async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError> {
+        let row = sqlx::query(
+            "SELECT event_id, stock, amount, \
+             (SELECT COUNT(*) FROM payments p WHERE p.event_id = e.event_id \
+               AND p.status IN ('PENDING', 'UNKNOWN')) AS reserved, \
+             (SELECT COUNT(*) FROM payments p WHERE p.event_id = e.event_id \
+               AND p.status = 'APPROVED') AS sold \
+             FROM events e WHERE event_id = ?",
+        )
+        .bind(event_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| {
+            Ok(EventView {
+                event_id: row.try_get("event_id")?,
+                stock: row.try_get("stock")?,
+                amount: row.try_get("amount")?,
+                reserved: row.try_get("reserved")?,
+                sold: row.try_get("sold")?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn mark_refund_due(
+        &self,
+        payment_id: i64,
+        next_attempt_at: i64,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE payments SET refund_due = 1, next_recovery_at = ?, \
+             recovery_lease_until = 0, updated_at = ? WHERE id = ? AND status = 'FAILED'",
+        )
+        .bind(next_attempt_at)
+        .bind(now_ms)
+        .bind(payment_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn record_refunded(
+        &self,
+        payment_id: i64,
+        note: &str,
+        now_ms: i64,
+    ) -> Result<Option<Payment>, StoreError> {
+        let done = sqlx::query(
+            "UPDATE payments SET status = 'REFUNDED', refund_due = 0, flag_reason = ?, \
+             recovery_lease_until = 0, updated_at = ? \
+             WHERE id = ? AND status = 'FAILED' AND refund_due = 1",
+        )
+        .bind(note)
+        .bind(now_ms)
+        .bind(payment_id)
+        .execute(&self.pool)
+        .await?;
         if done.rows_affected() == 0 {
             return Ok(None);
         }
@@ -439,6 +552,7 @@ fn payment_from_row(row: &SqliteRow) -> Result<Payment, StoreError> {
             last_not_found_at: row.try_get("last_not_found_at")?,
             next_attempt_at: row.try_get("next_recovery_at")?,
             flag: row.try_get("flag_reason")?,
+            refund_due: row.try_get::<i64, _>("refund_due")? != 0,
         },
     })
 }
