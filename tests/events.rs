@@ -23,19 +23,6 @@ async fn confirm_as(system: &System, user: &str, body: &str) -> (StatusCode, Val
     (status, response.json().await.expect("a JSON body"))
 }
 
-async fn set_event(system: &System, event: Value) -> (StatusCode, Value) {
-    let response = system
-        .http
-        .post(format!("{}/admin/events", system.origin))
-        .bearer_auth(OPERATOR_TOKEN)
-        .json(&event)
-        .send()
-        .await
-        .expect("the origin answers");
-    let status = response.status();
-    (status, response.json().await.expect("JSON"))
-}
-
 async fn event(system: &System, event_id: &str) -> Value {
     system
         .operator_get(&format!("/admin/events/{event_id}"))
@@ -43,16 +30,7 @@ async fn event(system: &System, event_id: &str) -> Value {
 }
 
 async fn run_recovery(system: &System) -> Value {
-    system
-        .http
-        .post(format!("{}/admin/recovery/run", system.origin))
-        .bearer_auth(OPERATOR_TOKEN)
-        .send()
-        .await
-        .expect("the origin answers")
-        .json()
-        .await
-        .expect("a report")
+    system.run_recovery_at(&system.origin).await
 }
 
 #[tokio::test]
@@ -63,11 +41,9 @@ async fn a_hundred_units_for_five_hundred_buyers_sell_exactly_a_hundred() {
         ("DB_ACQUIRE_TIMEOUT_MS", "60000"),
     ])
     .await;
-    let (status, _) = set_event(
-        &system,
-        json!({"eventId": "drop-1", "stock": 100, "amount": PRICE}),
-    )
-    .await;
+    let (status, _) = system
+        .set_event(json!({"eventId": "drop-1", "stock": 100, "amount": PRICE}))
+        .await;
     assert_eq!(status, StatusCode::OK);
     let answers = futures_util::future::join_all((0..500).map(|n| {
         let system = &system;
@@ -117,17 +93,15 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
         json!({"eventId": "e-1", "stock": 1, "amount": PRICE, "extra": true}),
     ];
     for body in bad {
-        let (status, refusal) = set_event(&system, body.clone()).await;
+        let (status, refusal) = system.set_event(body.clone()).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {refusal}");
         assert!(refusal["code"].is_string());
     }
     assert_eq!(
-        set_event(
-            &system,
-            json!({"eventId": "e-1", "stock": 1, "amount": PRICE})
-        )
-        .await
-        .0,
+        system
+            .set_event(json!({"eventId": "e-1", "stock": 1, "amount": PRICE}))
+            .await
+            .0,
         StatusCode::OK
     );
     let (status, refusal) = confirm_as(&system, "user-1", &order("o-1", "e-1", PRICE + 1)).await;
@@ -137,20 +111,16 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
     );
     let (status, _) = confirm_as(&system, "user-2", &order("o-2", "e-1", PRICE)).await;
     assert_eq!(status, StatusCode::CREATED);
-    let (status, refusal) = set_event(
-        &system,
-        json!({"eventId": "e-1", "stock": 0, "amount": PRICE}),
-    )
-    .await;
+    let (status, refusal) = system
+        .set_event(json!({"eventId": "e-1", "stock": 0, "amount": PRICE}))
+        .await;
     assert_eq!(
         (status, refusal["code"].as_str()),
         (StatusCode::CONFLICT, Some("STOCK_BELOW_COMMITTED"))
     );
-    let (status, view) = set_event(
-        &system,
-        json!({"eventId": "e-1", "stock": 3, "amount": PRICE}),
-    )
-    .await;
+    let (status, view) = system
+        .set_event(json!({"eventId": "e-1", "stock": 3, "amount": PRICE}))
+        .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         view,
@@ -180,11 +150,9 @@ async fn unknown_payments_hold_their_units_until_recovery_fails_them() {
         ("RECOVERY_MIN_AGE_MS", "0"),
     ])
     .await;
-    set_event(
-        &system,
-        json!({"eventId": "e-1", "stock": 2, "amount": PRICE}),
-    )
-    .await;
+    system
+        .set_event(json!({"eventId": "e-1", "stock": 2, "amount": PRICE}))
+        .await;
     system
         .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 10_000}))
         .await;
@@ -231,11 +199,9 @@ async fn a_late_approval_is_cancelled_at_the_pg_and_its_unit_sold_once() {
         ("RECOVERY_MIN_AGE_MS", "0"),
     ])
     .await;
-    set_event(
-        &system,
-        json!({"eventId": "e-1", "stock": 1, "amount": PRICE}),
-    )
-    .await;
+    system
+        .set_event(json!({"eventId": "e-1", "stock": 1, "amount": PRICE}))
+        .await;
     // A PG that approves 3 s late and, meanwhile, says it has never heard of the order.
     system
         .set_faults(json!({"mode": "DELAY", "delayMs": 3_000, "pendingVisible": false}))

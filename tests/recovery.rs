@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::{now_ms, Killer, System, CALLBACK_SECRET, OPERATOR_TOKEN};
+use support::{now_ms, Killer, System, CALLBACK_SECRET};
 
 /// Recovery runs only when a test asks; a PG call times out after 300 ms, so NOT_FOUND
 /// answers count 600 ms apart.
@@ -34,20 +34,7 @@ async fn confirm(system: &System, order_id: &str) -> (StatusCode, Value) {
 }
 
 async fn run_recovery(system: &System) -> Value {
-    run_recovery_at(system, &system.origin).await
-}
-
-async fn run_recovery_at(system: &System, base: &str) -> Value {
-    system
-        .http
-        .post(format!("{base}/admin/recovery/run"))
-        .bearer_auth(OPERATOR_TOKEN)
-        .send()
-        .await
-        .expect("the origin answers")
-        .json()
-        .await
-        .expect("a report")
+    system.run_recovery_at(&system.origin).await
 }
 
 /// Every payment the origin holds, by order id, as operators list them.
@@ -376,7 +363,7 @@ async fn recover_and_agree(
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         tokio::time::sleep(Duration::from_millis(600)).await;
-        run_recovery_at(system, base).await;
+        system.run_recovery_at(base).await;
         let held = payments_at(system, base).await;
         if held
             .values()
@@ -454,15 +441,10 @@ async fn two_instances_on_postgres_one_killed_the_other_converges_everything() {
 #[tokio::test]
 async fn a_kill_9_mid_flight_never_oversells_an_event_and_agrees_with_the_pg() {
     let mut system = System::backend(&CHAOS).await;
-    let created = system
-        .http
-        .post(format!("{}/admin/events", system.origin))
-        .bearer_auth(OPERATOR_TOKEN)
-        .json(&json!({"eventId": "drop", "stock": 60, "amount": 5000}))
-        .send()
-        .await
-        .expect("the origin answers");
-    assert!(created.status().is_success());
+    let (status, _) = system
+        .set_event(json!({"eventId": "drop", "stock": 60, "amount": 5000}))
+        .await;
+    assert!(status.is_success());
     let targets = [system.origin.clone()];
     let killer = system.killer("origin");
     let (orders, answered) = confirms_with_a_kill(&system, &targets, killer, Some("drop")).await;

@@ -534,6 +534,36 @@ impl System {
             .expect("JSON")
     }
 
+    /// `POST /admin/recovery/run` at the origin instance at `base`: the cycle's report.
+    pub async fn run_recovery_at(&self, base: &str) -> serde_json::Value {
+        self.http
+            .post(format!("{base}/admin/recovery/run"))
+            .bearer_auth(OPERATOR_TOKEN)
+            .send()
+            .await
+            .expect("the origin answers")
+            .json()
+            .await
+            .expect("a report")
+    }
+
+    /// `POST /admin/events` with `event` (`{eventId, stock, amount}`): status and body.
+    pub async fn set_event(
+        &self,
+        event: serde_json::Value,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
+        let response = self
+            .http
+            .post(format!("{}/admin/events", self.origin))
+            .bearer_auth(OPERATOR_TOKEN)
+            .json(&event)
+            .send()
+            .await
+            .expect("the origin answers");
+        let status = response.status();
+        (status, response.json().await.expect("JSON"))
+    }
+
     /// The origin's metrics, from its own listener.
     pub async fn origin_metrics(&self) -> String {
         self.http
