@@ -47,6 +47,6 @@ pub use session::object::UserSession;
 use worker::{event, Context, Env, Request, Response};
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
-    routes::dispatch(req, &env).await
+async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+    routes::dispatch(req, &env, &ctx).await
 }

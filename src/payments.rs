@@ -4,19 +4,21 @@
 use rules::confirm::{check_idempotency_key, check_order_id, ConfirmRequest};
 use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use rules::token::AccessClaims;
-use worker::{Env, Method, Request, Response};
+use worker::{Context, Env, Method, Request, Response};
 
 use crate::body::read_body;
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::origin::{OriginAnswer, OriginCall};
-use crate::queue::client::WaitingRoomClient;
+use crate::queue::client::{self, WaitingRoomClient};
 use crate::queue::protocol::PassClaim;
 
-/// `POST /payments/confirm`: validated here, decided by the origin.
+/// `POST /payments/confirm`: validated here, decided by the origin. A `SOLD_OUT` answer
+/// for an event also closes that event's queue, after the answer has left.
 pub async fn confirm(
     mut req: Request,
     env: &Env,
+    ctx: &Context,
     config: &EdgeConfig,
     caller: &AccessClaims,
     now_ms: i64,
@@ -42,6 +44,9 @@ pub async fn confirm(
     }
     .answer(config, now_ms)
     .await?;
+    if let Some(event_id) = confirm.event_id.as_deref().filter(|_| is_sold_out(&answer)) {
+        close_queue_later(ctx, env.clone(), event_id.to_owned());
+    }
     if let Some(room) = &room {
         // An approval spends the pass and the buyer leaves the line; a definite failure
         // frees it for another try; an unknown outcome keeps it with this order, which
@@ -83,6 +88,27 @@ async fn claim_pass(room: &WaitingRoomClient<'_>, order_id: &str) -> Result<(), 
             .with_header("retry-after", "2"))
         }
     }
+}
+
+/// Marks the event's queue sold out once the answer has gone, so the client waits for
+/// nothing but the origin. A room that cannot be told is logged, and told by the next
+/// `SOLD_OUT`.
+fn close_queue_later(ctx: &Context, env: Env, event_id: String) {
+    ctx.wait_until(async move {
+        if let Err(err) = client::mark_sold_out(&env, &event_id).await {
+            worker::console_error!("the queue of {event_id} was not marked sold out: {err}");
+        }
+    });
+}
+
+/// Whether the origin refused the confirm because the event has no unit left.
+fn is_sold_out(answer: &OriginAnswer) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Refusal {
+        code: String,
+    }
+    answer.status == 409
+        && serde_json::from_slice::<Refusal>(&answer.body).is_ok_and(|body| body.code == "SOLD_OUT")
 }
 
 /// How a confirm ended, as far as the pass is concerned.

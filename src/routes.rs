@@ -2,7 +2,7 @@
 //! configuration, the clock, authentication, rate limits, and turning refusals into
 //! responses.
 
-use worker::{Env, Method, Request, Response};
+use worker::{Context, Env, Method, Request, Response};
 
 use crate::auth::authenticate;
 use crate::auth_routes;
@@ -12,9 +12,10 @@ use crate::payments;
 use crate::queue_routes;
 use crate::rate_limit::{admit, user_check};
 
-/// Answers one request. Every refusal becomes a JSON error body here.
-pub async fn dispatch(req: Request, env: &Env) -> worker::Result<Response> {
-    match route(req, env).await {
+/// Answers one request. Every refusal becomes a JSON error body here. `ctx` carries
+/// work that must not hold the answer back.
+pub async fn dispatch(req: Request, env: &Env, ctx: &Context) -> worker::Result<Response> {
+    match route(req, env, ctx).await {
         Ok(response) => Ok(response),
         Err(err) => err.into_response(),
     }
@@ -30,7 +31,7 @@ enum Authenticated<'p> {
     QueueLeave(&'p str),
 }
 
-async fn route(req: Request, env: &Env) -> Result<Response, ApiError> {
+async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let method = req.method();
@@ -79,7 +80,7 @@ async fn route(req: Request, env: &Env) -> Result<Response, ApiError> {
     let response = match authenticated {
         Authenticated::Me => auth_routes::me(&caller.claims),
         Authenticated::Confirm => {
-            payments::confirm(req, env, &config, &caller.claims, now_ms).await
+            payments::confirm(req, env, ctx, &config, &caller.claims, now_ms).await
         }
         Authenticated::QueueEnter(event_id) => {
             queue_routes::enter(env, event_id, &caller.claims).await

@@ -1,5 +1,6 @@
 //! End to end: the first-come queue of an event in its Durable Object, the admission
-//! pass and its expiry, the payment gate, and the waiting-room page.
+//! pass and its expiry, the payment gate, the queue of a sold-out event, and the
+//! waiting-room page.
 
 mod support;
 
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::{EdgeSetup, System};
+use support::{EdgeSetup, System, OPERATOR_TOKEN};
 
 async fn start(vars: &[(&'static str, &str)]) -> System {
     let vars = vars
@@ -230,6 +231,98 @@ async fn an_unused_pass_expires_and_admits_the_next_without_a_poll() {
     assert_eq!(
         status(&system, &first, "drop-4").await.status(),
         StatusCode::NOT_FOUND
+    );
+}
+
+/// Polls `user`'s status until it says `soldOut`: the edge marks the queue once the
+/// `SOLD_OUT` answer has left, so the mark may trail that answer by a moment.
+async fn status_once_sold_out(system: &System, token: &str, event: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now: Value = status(system, token, event).await.json().await.unwrap();
+        if now["soldOut"] == true {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "never marked sold out: {now}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_sold_out_answer_closes_the_queue_to_newcomers_and_keeps_its_line() {
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", "drop-6")]).await;
+    let created = system
+        .http
+        .post(format!("{}/admin/events", system.origin))
+        .bearer_auth(OPERATOR_TOKEN)
+        .json(&json!({ "eventId": "drop-6", "stock": 1, "amount": 1000 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::OK);
+    let [a, b, waiting, late] =
+        ["user-a", "user-b", "user-w", "user-c"].map(|u| system.token(u, 600));
+    assert_eq!(enter(&system, &a, "drop-6").await["admitted"], true);
+    let before = enter(&system, &b, "drop-6").await;
+    assert!(before.get("soldOut").is_none(), "{before}");
+    enter(&system, &waiting, "drop-6").await;
+
+    let bought = confirm(&system, &a, "o-a", Some("drop-6")).await;
+    assert_eq!(bought.status(), StatusCode::CREATED);
+    assert_eq!(bought.json::<Value>().await.unwrap()["status"], "APPROVED");
+    // user-a's pass is spent: user-b moves up and may try.
+    assert_eq!(
+        status(&system, &b, "drop-6")
+            .await
+            .json::<Value>()
+            .await
+            .unwrap()["admitted"],
+        true
+    );
+    let refused = confirm(&system, &b, "o-b", Some("drop-6")).await;
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    assert_eq!(refused.json::<Value>().await.unwrap()["code"], "SOLD_OUT");
+    assert_eq!(system.ledger().await["requestCount"], 1, "one PG call only");
+    assert_eq!(system.operator_get("/admin/events/drop-6").await["sold"], 1);
+
+    // Those in line keep their places; the one still waiting is told to stop polling.
+    let behind = status_once_sold_out(&system, &waiting, "drop-6").await;
+    assert_eq!(
+        behind,
+        json!({ "eventId": "drop-6", "position": 2, "admitted": false,
+                "pollAfterSeconds": 3600, "soldOut": true })
+    );
+    let admitted = status_once_sold_out(&system, &b, "drop-6").await;
+    assert_eq!(
+        (
+            &admitted["position"],
+            &admitted["admitted"],
+            &admitted["pollAfterSeconds"]
+        ),
+        (&json!(1), &json!(true), &json!(30))
+    );
+    assert!(admitted["passExpiresAt"].is_i64(), "{admitted}");
+
+    // A newcomer is answered at once and not let in; entering again changes nothing.
+    let turned_away = json!({ "eventId": "drop-6", "position": 0, "admitted": false,
+                              "pollAfterSeconds": 3600, "soldOut": true });
+    assert_eq!(enter(&system, &late, "drop-6").await, turned_away);
+    assert_eq!(enter(&system, &late, "drop-6").await, turned_away);
+    assert_eq!(
+        status(&system, &late, "drop-6").await.status(),
+        StatusCode::NOT_FOUND,
+        "the line did not grow"
+    );
+    assert_eq!(enter(&system, &waiting, "drop-6").await, behind);
+    leave(&system, &b, "drop-6").await;
+    assert_eq!(
+        status(&system, &waiting, "drop-6")
+            .await
+            .json::<Value>()
+            .await
+            .unwrap()["position"],
+        1,
+        "user-c never stood ahead of user-w"
     );
 }
 

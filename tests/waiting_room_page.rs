@@ -1,66 +1,143 @@
 //! The waiting-room page in a real browser: Debian's headless Chromium, driven by
 //! playwright-core (`tests/browser/waiting_room.mjs`), signs in through the page, sees
-//! its position, and sees the admitted state once the user ahead leaves. The screenshot
-//! is kept as a test artifact in `target/test-artifacts/waiting-room.png`.
+//! its position, and then either the admitted state once the user ahead leaves, or the
+//! sold-out state — and no more polling — once the event sells out. The screenshots are
+//! kept as test artifacts in `target/test-artifacts/`.
 
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader, Lines};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
 
 use reqwest::StatusCode;
-use support::{EdgeSetup, System};
+use serde_json::{json, Value};
+use support::{EdgeSetup, System, OPERATOR_TOKEN};
 
-#[tokio::test]
-async fn the_page_shows_the_position_and_then_the_admitted_state() {
-    let system = System::start_with(EdgeSetup {
-        vars: vec![("QUEUE_ADMIT_LIMIT", "1".into())],
-        ..EdgeSetup::default()
-    })
-    .await;
-    let ahead = system.token("user-ahead", 600);
-    let entered = system
-        .http
-        .post(format!("{}/queue/drop-9/enter", system.edge))
-        .bearer_auth(&ahead)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(entered.status(), StatusCode::OK);
+/// The browser script on `event`'s page, signed in as a new user `visitor`, waiting for
+/// the page's last state `ending`; its stdout by lines, and where its screenshot goes
+/// (`file` in the artifacts folder).
+fn open_page(
+    system: &System,
+    event: &str,
+    ending: &str,
+    file: &str,
+) -> (Child, Lines<BufReader<ChildStdout>>, PathBuf) {
     system.add_user("visitor", "visitor-password");
-
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let artifacts = root.join("target/test-artifacts");
     std::fs::create_dir_all(&artifacts).expect("an artifacts folder");
-    let screenshot = artifacts.join("waiting-room.png");
+    let screenshot = artifacts.join(file);
     let _ = std::fs::remove_file(&screenshot);
     let mut browser = Command::new("node")
         .arg(root.join("tests/browser/waiting_room.mjs"))
-        .arg(format!("{}/queue/drop-9", system.edge))
+        .arg(format!("{}/queue/{event}", system.edge))
         .args(["visitor", "visitor-password"])
         .arg(&screenshot)
+        .arg(ending)
         .current_dir(root)
         .stdout(Stdio::piped())
         .spawn()
         .expect("node starts the browser script");
-    let mut lines = BufReader::new(browser.stdout.take().expect("its stdout")).lines();
+    let lines = BufReader::new(browser.stdout.take().expect("its stdout")).lines();
+    (browser, lines, screenshot)
+}
+
+async fn edge_post(system: &System, token: &str, path: &str, body: Option<Value>) -> StatusCode {
+    let mut request = system
+        .http
+        .post(format!("{}{path}", system.edge))
+        .bearer_auth(token);
+    if let Some(body) = body {
+        request = request
+            .header(
+                "idempotency-key",
+                body["orderId"].as_str().unwrap_or_default(),
+            )
+            .json(&body);
+    }
+    request.send().await.expect("the edge answers").status()
+}
+
+async fn start_with_admit_limit_one() -> System {
+    System::start_with(EdgeSetup {
+        vars: vec![("QUEUE_ADMIT_LIMIT", "1".into())],
+        ..EdgeSetup::default()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_page_shows_the_position_and_then_the_admitted_state() {
+    let system = start_with_admit_limit_one().await;
+    let ahead = system.token("user-ahead", 600);
+    assert_eq!(
+        edge_post(&system, &ahead, "/queue/drop-9/enter", None).await,
+        StatusCode::OK
+    );
+    let (mut browser, mut lines, screenshot) =
+        open_page(&system, "drop-9", "admitted", "waiting-room.png");
     let first = lines.next().and_then(Result::ok).unwrap_or_default();
     assert_eq!(first, "WAITING", "the page did not show position 2");
 
-    let left = system
-        .http
-        .post(format!("{}/queue/drop-9/leave", system.edge))
-        .bearer_auth(&ahead)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(left.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        edge_post(&system, &ahead, "/queue/drop-9/leave", None).await,
+        StatusCode::NO_CONTENT
+    );
 
     let last = lines.next().and_then(Result::ok).unwrap_or_default();
     assert!(
         last.starts_with("ADMITTED "),
         "the page did not show the admitted state: {last:?}"
+    );
+    assert!(browser.wait().expect("the browser script ends").success());
+    assert!(
+        screenshot.exists(),
+        "no screenshot at {}",
+        screenshot.display()
+    );
+}
+
+#[tokio::test]
+async fn the_page_says_sold_out_and_stops_polling() {
+    let system = start_with_admit_limit_one().await;
+    let created = system
+        .http
+        .post(format!("{}/admin/events", system.origin))
+        .bearer_auth(OPERATOR_TOKEN)
+        .json(&json!({ "eventId": "drop-10", "stock": 1, "amount": 1000 }))
+        .send()
+        .await
+        .expect("the origin answers");
+    assert_eq!(created.status(), StatusCode::OK);
+    let (ahead, other) = (
+        system.token("user-ahead", 600),
+        system.token("user-other", 600),
+    );
+    assert_eq!(
+        edge_post(&system, &ahead, "/queue/drop-10/enter", None).await,
+        StatusCode::OK
+    );
+    let (mut browser, mut lines, screenshot) =
+        open_page(&system, "drop-10", "sold-out", "waiting-room-sold-out.png");
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    assert_eq!(first, "WAITING", "the page did not show position 2");
+
+    let order = |id: &str| json!({ "orderId": id, "paymentKey": "pk", "amount": 1000, "eventId": "drop-10" });
+    let confirm = "/payments/confirm";
+    assert_eq!(
+        edge_post(&system, &ahead, confirm, Some(order("o-ahead"))).await,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        edge_post(&system, &other, confirm, Some(order("o-other"))).await,
+        StatusCode::CONFLICT
+    );
+
+    let last = lines.next().and_then(Result::ok).unwrap_or_default();
+    assert_eq!(
+        last, "SOLD_OUT",
+        "the page did not show sold out, or kept polling"
     );
     assert!(browser.wait().expect("the browser script ends").success());
     assert!(

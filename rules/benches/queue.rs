@@ -49,7 +49,7 @@ fn middle(size: u64) -> Vec<String> {
 fn operations(c: &mut Criterion) {
     let mut group = c.benchmark_group("queue");
     for size in [100_000u64, 1_000_000] {
-        let mut queue = EventQueue::restore(CONFIG, stored(size), size);
+        let mut queue = EventQueue::restore(CONFIG, stored(size), size, false);
         let polled = middle(size);
 
         let mut fresh = 0u64;
@@ -97,7 +97,7 @@ fn operations(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("restore", 100_000), |b| {
         b.iter_batched(
             || entries.clone(),
-            |entries| EventQueue::restore(CONFIG, entries, 100_000),
+            |entries| EventQueue::restore(CONFIG, entries, 100_000, false),
             BatchSize::LargeInput,
         )
     });

@@ -6,6 +6,13 @@ use crate::durable_call::{answer, call_object, ObjectUnavailable};
 /// The Durable Object namespace binding in `wrangler.toml`.
 pub const BINDING: &str = "WAITING_ROOMS";
 
+/// Marks the room of `event_id` sold out (idempotent): nobody new joins its line.
+pub async fn mark_sold_out(env: &worker::Env, event_id: &str) -> Result<(), ObjectUnavailable> {
+    call_object(env, BINDING, event_id, &RoomRequest::MarkSoldOut)
+        .await
+        .map(drop)
+}
+
 /// The waiting room of one event, on behalf of one user.
 pub struct WaitingRoomClient<'a> {
     env: &'a worker::Env,

@@ -5,11 +5,12 @@
 //! O(log n)) is rebuilt from the table when the object starts, so a poll never scans
 //! the line. An alarm set at the earliest pass expiry removes users whose pass ran out
 //! unused and admits the next — whether or not anyone polls. A pass backs one payment
-//! at a time (`claims`): two concurrent confirms cannot both spend it.
+//! at a time (`claims`): two concurrent confirms cannot both spend it. Once the event
+//! sells out, a row in `sold_out` says so, and the restored line turns newcomers away.
 
 use std::cell::RefCell;
 
-use rules::queue::eta::{eta_seconds, poll_after_seconds, AdmissionRate};
+use rules::queue::eta::{advice, AdmissionRate};
 use rules::queue::{Change, EventQueue, QueueConfig, StoredEntry, Ticket};
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
@@ -30,6 +31,9 @@ CREATE TABLE IF NOT EXISTS claims (
 CREATE TABLE IF NOT EXISTS counter (
     id       INTEGER PRIMARY KEY CHECK (id = 0),
     next_seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sold_out (
+    id INTEGER PRIMARY KEY CHECK (id = 0)
 );
 ";
 
@@ -53,6 +57,11 @@ struct EntryRow {
 #[derive(Deserialize)]
 struct CounterRow {
     next_seq: i64,
+}
+
+#[derive(Deserialize)]
+struct CountRow {
+    count: i64,
 }
 
 impl DurableObject for WaitingRoom {
@@ -86,14 +95,16 @@ impl DurableObject for WaitingRoom {
             let (response, more) = match request {
                 RoomRequest::Enter { user } => {
                     let (ticket, changes) = line.enter(&user, now);
-                    (
-                        Response::from_json(&self.placement(&ticket, config)),
-                        changes,
-                    )
+                    let placement = self.placement(ticket.as_ref(), config, line.is_sold_out());
+                    (Response::from_json(&placement), changes)
                 }
                 RoomRequest::Status { user } => {
+                    let sold_out = line.is_sold_out();
                     let (placement, changes) = match line.status(&user, now) {
-                        Some((ticket, changes)) => (Some(self.placement(&ticket, config)), changes),
+                        Some((ticket, changes)) => (
+                            Some(self.placement(Some(&ticket), config, sold_out)),
+                            changes,
+                        ),
                         None => (None, Vec::new()),
                     };
                     (Response::from_json(&placement), changes)
@@ -117,6 +128,10 @@ impl DurableObject for WaitingRoom {
                     )?;
                     (Response::empty().map(|r| r.with_status(204)), Vec::new())
                 }
+                RoomRequest::MarkSoldOut => (
+                    Response::empty().map(|r| r.with_status(204)),
+                    line.mark_sold_out(),
+                ),
             };
             changes.extend(more);
             (response, changes)
@@ -191,6 +206,11 @@ impl WaitingRoom {
         let next_seq = counter
             .first()
             .map_or(0, |row| row.next_seq.max(0).unsigned_abs());
+        let sold_out: Vec<CountRow> = self
+            .sql
+            .exec("SELECT COUNT(*) AS count FROM sold_out", None)?
+            .to_array()?;
+        let sold_out = sold_out.first().is_some_and(|row| row.count > 0);
         let entries = rows
             .into_iter()
             .map(|row| StoredEntry {
@@ -199,24 +219,29 @@ impl WaitingRoom {
                 pass_expires_at: row.pass_expires_at,
             })
             .collect();
-        Ok(EventQueue::restore(config, entries, next_seq))
+        Ok(EventQueue::restore(config, entries, next_seq, sold_out))
     }
 
-    fn placement(&self, ticket: &Ticket, config: QueueConfig) -> Placement {
+    /// The answer for `ticket`, or for a newcomer turned away from a sold-out line
+    /// (`None`: position 0, not admitted).
+    fn placement(&self, ticket: Option<&Ticket>, config: QueueConfig, sold_out: bool) -> Placement {
+        let (position, admitted, pass_expires_at) = ticket.map_or((0, false, None), |ticket| {
+            (ticket.position, ticket.admitted, ticket.pass_expires_at)
+        });
+        let advice = advice(
+            position,
+            config.admit_limit,
+            admitted,
+            sold_out,
+            self.rate.borrow().per_second(),
+        );
         Placement {
-            position: ticket.position,
-            admitted: ticket.admitted,
-            pass_expires_at: ticket.pass_expires_at,
-            eta_seconds: eta_seconds(
-                ticket.position,
-                config.admit_limit,
-                self.rate.borrow().per_second(),
-            ),
-            poll_after_seconds: poll_after_seconds(
-                ticket.position,
-                config.admit_limit,
-                ticket.admitted,
-            ),
+            position,
+            admitted,
+            pass_expires_at,
+            eta_seconds: advice.eta_seconds,
+            poll_after_seconds: advice.poll_after_seconds,
+            sold_out,
         }
     }
 
@@ -254,6 +279,12 @@ impl WaitingRoom {
                     self.sql.exec(
                         "DELETE FROM claims WHERE user = ?",
                         vec![user.as_str().into()],
+                    )?;
+                }
+                Change::SoldOut => {
+                    self.sql.exec(
+                        "INSERT INTO sold_out (id) VALUES (0) ON CONFLICT (id) DO NOTHING",
+                        None,
                     )?;
                 }
             }

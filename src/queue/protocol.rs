@@ -19,14 +19,18 @@ pub enum RoomRequest {
     ReleaseClaim { user: String, order_id: String },
     /// A payment succeeded: the pass is used up and the user leaves the line.
     Consume { user: String },
+    /// The origin answered a confirm for this event `SOLD_OUT`: the line stops growing
+    /// (idempotent; stored).
+    MarkSoldOut,
 }
 
 /// Where a user stands in a room: `QueueStatus` of API.md without the event id, which
-/// the Worker adds (a room does not know its own name).
+/// the Worker adds (a room does not know its own name). Once the event is sold out,
+/// `soldOut` is `true`; a newcomer turned away then has position 0 (not in the line).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Placement {
-    /// People ahead + 1.
+    /// People ahead + 1; 0 when not in the line.
     pub position: u64,
     pub admitted: bool,
     /// Epoch milliseconds.
@@ -35,6 +39,9 @@ pub struct Placement {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eta_seconds: Option<u64>,
     pub poll_after_seconds: u64,
+    /// Absent unless sold out, so other queues keep their shape.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sold_out: bool,
 }
 
 /// The answer to [`RoomRequest::ClaimPass`].

@@ -1,11 +1,14 @@
 // Drives the waiting-room page in Debian's headless Chromium for tests/waiting_room_page.rs:
 // signs in through the page's form, waits until the page shows position 2 and says
-// WAITING on stdout, then waits until the page shows the admitted state (the test makes
-// the user ahead leave) and saves a screenshot.
-// Usage: node waiting_room.mjs PAGE_URL USERNAME PASSWORD SCREENSHOT_PATH
+// WAITING on stdout, then waits for the page's last state, which the test brings about:
+// - `admitted` (the default; the user ahead leaves): the admitted state, with a
+//   screenshot, and ADMITTED with the pass's expiry on stdout;
+// - `sold-out` (the event sells out): the sold-out state, then no request to the queue
+//   for longer than the page's poll interval, and SOLD_OUT on stdout.
+// Usage: node waiting_room.mjs PAGE_URL USERNAME PASSWORD SCREENSHOT_PATH [admitted|sold-out]
 import { chromium } from "playwright-core";
 
-const [url, username, password, screenshot] = process.argv.slice(2);
+const [url, username, password, screenshot, ending = "admitted"] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: [
@@ -15,17 +18,29 @@ const browser = await chromium.launch({
 });
 try {
   const page = await browser.newPage();
+  let queueCalls = 0;
+  page.on("request", (request) => { if (new URL(request.url()).pathname.startsWith("/queue/") && request.resourceType() === "fetch") queueCalls += 1; });
   await page.goto(url);
   await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: /sign in/i }).click();
   await page.locator("#position").filter({ hasText: /^2$/ }).waitFor({ timeout: 30000 });
   console.log("WAITING");
-  await page.getByRole("heading", { name: "It is your turn" }).waitFor({ timeout: 60000 });
-  const until = await page.locator("#until").textContent();
-  if (!until || until === "soon") throw new Error("the admitted state shows no pass expiry");
-  await page.screenshot({ path: screenshot, fullPage: true });
-  console.log("ADMITTED " + until);
+  if (ending === "sold-out") {
+    await page.getByRole("heading", { name: "Sold out" }).waitFor({ timeout: 60000 });
+    await page.screenshot({ path: screenshot, fullPage: true });
+    // At position 2 the page polled every 2 s; it must not ask again.
+    const seen = queueCalls;
+    await page.waitForTimeout(3000);
+    if (queueCalls !== seen) throw new Error(`the page kept polling after sold out (${queueCalls - seen} more calls)`);
+    console.log("SOLD_OUT");
+  } else {
+    await page.getByRole("heading", { name: "It is your turn" }).waitFor({ timeout: 60000 });
+    const until = await page.locator("#until").textContent();
+    if (!until || until === "soon") throw new Error("the admitted state shows no pass expiry");
+    await page.screenshot({ path: screenshot, fullPage: true });
+    console.log("ADMITTED " + until);
+  }
 } finally {
   await browser.close();
 }

@@ -25,6 +25,11 @@
 //! — against 50,000 req/s if everyone polled every 2 s. Those near the front, whose
 //! position changes fastest, see it soonest; past 15,000 the load grows by only one
 //! request per second per 300 more people.
+//!
+//! **Once the event is sold out** nobody who is not admitted has anything left to wait
+//! for: they get no ETA and are told to come back in an hour (the waiting-room page
+//! stops polling altogether), so a sold-out drop sheds its poll load at once. An
+//! admitted user's pass is honoured as before, and so is their 30 s.
 
 /// How much one admission weighs in the mean gap.
 const WEIGHT: f64 = 1.0 / 16.0;
@@ -34,6 +39,8 @@ const ADMITTED_POLL_SECS: u64 = 30;
 const PEOPLE_PER_POLL_SECOND: u64 = 50;
 const MIN_POLL_SECS: u64 = 2;
 const MAX_POLL_SECS: u64 = 300;
+/// How often anyone not admitted polls once the event is sold out.
+pub const SOLD_OUT_POLL_SECS: u64 = 3600;
 
 /// Smoothed rate at which people are admitted off the waiting line (admissions per
 /// second), from the times of admissions that freed slots.
@@ -97,6 +104,35 @@ pub fn poll_after_seconds(position: u64, admit_limit: u32, admitted: bool) -> u6
     waiting
         .div_ceil(PEOPLE_PER_POLL_SECOND)
         .clamp(MIN_POLL_SECS, MAX_POLL_SECS)
+}
+
+/// What a user is told besides their place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Advice {
+    pub eta_seconds: Option<u64>,
+    pub poll_after_seconds: u64,
+}
+
+/// The advice for a user at `position` (0: not in the line), [`eta_seconds`] and
+/// [`poll_after_seconds`] — unless the event is `sold_out` and they are not admitted:
+/// then no ETA, and [`SOLD_OUT_POLL_SECS`].
+pub fn advice(
+    position: u64,
+    admit_limit: u32,
+    admitted: bool,
+    sold_out: bool,
+    rate: Option<f64>,
+) -> Advice {
+    if sold_out && !admitted {
+        return Advice {
+            eta_seconds: None,
+            poll_after_seconds: SOLD_OUT_POLL_SECS,
+        };
+    }
+    Advice {
+        eta_seconds: eta_seconds(position, admit_limit, rate),
+        poll_after_seconds: poll_after_seconds(position, admit_limit, admitted),
+    }
 }
 
 #[cfg(test)]
@@ -203,6 +239,33 @@ mod tests {
                 *expected,
                 "position {position}"
             );
+        }
+    }
+
+    #[test]
+    fn a_sold_out_event_tells_only_its_admitted_users_to_keep_polling() {
+        let rate = Some(2.0);
+        let cases: &[(u64, bool, bool, Advice)] = &[
+            (150, false, false, advise(Some(25), 2)),
+            (150, false, true, advise(None, SOLD_OUT_POLL_SECS)),
+            (20_000, false, true, advise(None, SOLD_OUT_POLL_SECS)),
+            (0, false, true, advise(None, SOLD_OUT_POLL_SECS)),
+            (1, true, false, advise(None, 30)),
+            (1, true, true, advise(None, 30)),
+        ];
+        for (position, admitted, sold_out, expected) in cases {
+            assert_eq!(
+                advice(*position, 100, *admitted, *sold_out, rate),
+                *expected,
+                "position {position}, admitted {admitted}, sold out {sold_out}"
+            );
+        }
+    }
+
+    fn advise(eta_seconds: Option<u64>, poll_after_seconds: u64) -> Advice {
+        Advice {
+            eta_seconds,
+            poll_after_seconds,
         }
     }
 

@@ -20,6 +20,12 @@
 //! from what was stored. The rate and poll interval shown to waiting users are in
 //! [`eta`]; the shell feeds the rate from the passes that `leave` and `expire` issue.
 //!
+//! An event whose stock is gone is **sold out** ([`EventQueue::mark_sold_out`], once the
+//! origin has answered a confirm `SOLD_OUT`): from then on the line stops growing — a
+//! newcomer's `enter` is turned away without a place — while everyone already in it
+//! keeps their place, and every pass, issued or still to come, its usual rules. Being
+//! sold out is one-way and stored like the line.
+//!
 //! The shell should run `expire(now)` before answering, so that no answer shows a pass
 //! that has already run out. An issued pass is honoured until it expires or its holder
 //! leaves, even if a restore with a smaller `admit_limit` puts its holder outside the
@@ -58,9 +64,19 @@ pub struct Ticket {
 /// What changed, for the shell to persist (in order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    Entered { user: String, seq: u64 },
-    PassIssued { user: String, expires_at: i64 },
-    Removed { user: String },
+    Entered {
+        user: String,
+        seq: u64,
+    },
+    PassIssued {
+        user: String,
+        expires_at: i64,
+    },
+    Removed {
+        user: String,
+    },
+    /// The event sold out (reported once).
+    SoldOut,
 }
 
 /// A stored entry, for rebuilding the index when the object starts.
@@ -80,6 +96,7 @@ pub struct EventQueue {
     line: Line,
     /// `(expires_at, seq)` of every pass, earliest first.
     passes: BTreeSet<(i64, u64)>,
+    sold_out: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -90,14 +107,20 @@ struct Member {
 
 impl EventQueue {
     pub fn new(config: QueueConfig) -> Self {
-        Self::restore(config, Vec::new(), 0)
+        Self::restore(config, Vec::new(), 0, false)
     }
 
-    /// Rebuilds from storage (entries in any order; `next_seq` = the counter), in
-    /// O(n log n) for the sort and O(n) for the index. A corrupt store cannot break
-    /// the order: a repeated user keeps their earliest entry, a repeated sequence number
-    /// its first user by name, and the counter resumes above every stored one.
-    pub fn restore(config: QueueConfig, mut entries: Vec<StoredEntry>, next_seq: u64) -> Self {
+    /// Rebuilds from storage (entries in any order; `next_seq` = the counter; whether
+    /// [`Change::SoldOut`] was stored), in O(n log n) for the sort and O(n) for the
+    /// index. A corrupt store cannot break the order: a repeated user keeps their
+    /// earliest entry, a repeated sequence number its first user by name, and the
+    /// counter resumes above every stored one.
+    pub fn restore(
+        config: QueueConfig,
+        mut entries: Vec<StoredEntry>,
+        next_seq: u64,
+        sold_out: bool,
+    ) -> Self {
         entries.sort_unstable_by(|a, b| a.seq.cmp(&b.seq).then_with(|| a.user.cmp(&b.user)));
         let next_seq = entries.last().map_or(next_seq, |highest| {
             next_seq.max(highest.seq.saturating_add(1))
@@ -127,6 +150,7 @@ impl EventQueue {
             members,
             line: Line::from_sorted(kept),
             passes,
+            sold_out,
         }
     }
 
@@ -143,10 +167,15 @@ impl EventQueue {
     }
 
     /// Enters `user` (idempotent) at `now_ms`; issues a pass if admitted and it has none.
-    pub fn enter(&mut self, user: &str, now_ms: i64) -> (Ticket, Vec<Change>) {
+    /// `None` when the event is sold out and `user` is not in the line: they are turned
+    /// away, and nothing changes.
+    pub fn enter(&mut self, user: &str, now_ms: i64) -> (Option<Ticket>, Vec<Change>) {
         let mut changes = Vec::new();
         if let Some(ticket) = self.poll(user, now_ms, &mut changes) {
-            return (ticket, changes);
+            return (Some(ticket), changes);
+        }
+        if self.sold_out {
+            return (None, changes);
         }
         let seq = self.next_seq;
         self.next_seq = seq.saturating_add(1);
@@ -175,7 +204,7 @@ impl EventQueue {
             admitted,
             pass_expires_at: member.pass,
         };
-        (ticket, changes)
+        (Some(ticket), changes)
     }
 
     /// The user's ticket now, or `None` if not in the queue. A poll: issues the pass if
@@ -225,6 +254,19 @@ impl EventQueue {
         }
         self.admit_moved_up(removed, now_ms, &mut changes);
         changes
+    }
+
+    /// Marks the event sold out: [`Change::SoldOut`] the first time, nothing after.
+    pub fn mark_sold_out(&mut self) -> Vec<Change> {
+        if self.sold_out {
+            return Vec::new();
+        }
+        self.sold_out = true;
+        vec![Change::SoldOut]
+    }
+
+    pub fn is_sold_out(&self) -> bool {
+        self.sold_out
     }
 
     /// Whether `user` holds a live pass at `now_ms` (the payment gate asks this).

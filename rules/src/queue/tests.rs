@@ -19,6 +19,7 @@ enum Step {
     Expire,
     /// Asks the payment gate whether the user holds a live pass.
     Gate(&'static str),
+    SellOut,
 }
 use Step::*;
 
@@ -30,8 +31,10 @@ enum Seen {
         admitted: bool,
         pass: Option<i64>,
     },
+    /// Not in the line (a poll), or turned away (an enter once sold out).
     Absent,
-    /// Changes written `a#3` (entered at seq 3), `+a@100` (pass until 100), `-a` (removed).
+    /// Changes written `a#3` (entered at seq 3), `+a@100` (pass until 100), `-a` (removed),
+    /// `sold-out`.
     Changes(String),
     Live(bool),
 }
@@ -55,6 +58,7 @@ fn written(changes: &[Change]) -> String {
             Change::Entered { user, seq } => format!("{user}#{seq}"),
             Change::PassIssued { user, expires_at } => format!("+{user}@{expires_at}"),
             Change::Removed { user } => format!("-{user}"),
+            Change::SoldOut => "sold-out".to_owned(),
         })
         .collect();
     words.join(" ")
@@ -67,13 +71,14 @@ fn run(queue: &mut EventQueue, step: Step, now: i64) -> Seen {
         pass: ticket.pass_expires_at,
     };
     match step {
-        Enter(user) => seen(queue.enter(user, now).0),
+        Enter(user) => queue.enter(user, now).0.map_or(Seen::Absent, seen),
         Poll(user) => queue
             .status(user, now)
             .map_or(Seen::Absent, |(t, _)| seen(t)),
         Leave(user) => Seen::Changes(written(&queue.leave(user, now))),
         Expire => Seen::Changes(written(&queue.expire(now))),
         Gate(user) => Seen::Live(queue.has_live_pass(user, now)),
+        SellOut => Seen::Changes(written(&queue.mark_sold_out())),
     }
 }
 
@@ -280,4 +285,38 @@ fn the_alarm_is_set_for_the_earliest_pass() {
     assert_eq!(queue.next_pass_expiry(), Some(110));
     queue.leave("b", 20);
     assert_eq!(queue.next_pass_expiry(), Some(130));
+}
+
+#[test]
+fn a_sold_out_event_turns_newcomers_away_and_keeps_its_line() {
+    check(
+        TWO,
+        &[
+            (0, Enter("a"), ticket(1, true, Some(100))),
+            (0, Enter("b"), ticket(2, true, Some(100))),
+            (0, Enter("c"), ticket(3, false, None)),
+            (1, SellOut, changes("sold-out")),
+            (2, SellOut, changes("")),
+            (3, Enter("d"), Seen::Absent),
+            (3, Poll("d"), Seen::Absent),
+            (4, Enter("c"), ticket(3, false, None)),
+            (5, Gate("a"), Seen::Live(true)),
+            (50, Leave("a"), changes("-a +c@150")),
+            (60, Enter("a"), Seen::Absent),
+            (60, Poll("c"), ticket(2, true, Some(150))),
+            (150, Expire, changes("-b -c")),
+            (150, Enter("e"), Seen::Absent),
+        ],
+    );
+}
+
+#[test]
+fn turning_a_newcomer_away_changes_nothing() {
+    let mut queue = EventQueue::new(TWO);
+    queue.enter("a", 0);
+    assert_eq!(written(&queue.mark_sold_out()), "sold-out");
+    let (ticket, changes) = queue.enter("b", 1);
+    assert_eq!((ticket, written(&changes)), (None, String::new()));
+    assert_eq!((queue.len(), queue.next_seq()), (1, 1));
+    assert!(queue.is_sold_out());
 }

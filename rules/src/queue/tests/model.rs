@@ -3,7 +3,8 @@
 //! The model keeps the line as a plain list and states the pass rule as an invariant:
 //! after every step, each of the first `admit_limit` holds a pass, issued now if it
 //! had none. The queue gets there in O(log n) by knowing who can have moved up; both
-//! must answer every step alike, changes included.
+//! must answer every step alike, changes included. Some scripts sell the event out at
+//! a random step: from then on the model lets no newcomer in.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,7 @@ enum Op {
     Poll(usize),
     Leave(usize),
     Expire,
+    SellOut,
 }
 
 type Answer = (Option<Ticket>, Vec<Change>);
@@ -26,6 +28,7 @@ struct Model {
     next_seq: u64,
     /// `(user, seq, pass)` in line order.
     line: Vec<(String, u64, Option<i64>)>,
+    sold_out: bool,
 }
 
 impl Model {
@@ -33,10 +36,12 @@ impl Model {
         let mut changes = Vec::new();
         let asked = match op {
             Op::Enter(user) | Op::Poll(user) => Some(name(user)),
-            Op::Leave(_) | Op::Expire => None,
+            Op::Leave(_) | Op::Expire | Op::SellOut => None,
         };
         match op {
-            Op::Enter(user) if !self.line.iter().any(|(u, ..)| *u == name(user)) => {
+            Op::Enter(user)
+                if !self.sold_out && !self.line.iter().any(|(u, ..)| *u == name(user)) =>
+            {
                 changes.push(Change::Entered {
                     user: name(user),
                     seq: self.next_seq,
@@ -67,7 +72,11 @@ impl Model {
                         .map(|(_, _, user)| Change::Removed { user }),
                 );
             }
-            Op::Enter(_) | Op::Poll(_) => {}
+            Op::SellOut if !self.sold_out => {
+                self.sold_out = true;
+                changes.push(Change::SoldOut);
+            }
+            Op::Enter(_) | Op::Poll(_) | Op::SellOut => {}
         }
         let limit = self.config.admit_limit as usize;
         for (user, _, pass) in self.line.iter_mut().take(limit) {
@@ -101,20 +110,25 @@ fn name(user: usize) -> String {
 
 fn apply(queue: &mut EventQueue, op: Op, now: i64) -> Answer {
     match op {
-        Op::Enter(user) => {
-            let (ticket, changes) = queue.enter(&name(user), now);
-            (Some(ticket), changes)
-        }
+        Op::Enter(user) => queue.enter(&name(user), now),
         Op::Poll(user) => queue
             .status(&name(user), now)
             .map_or((None, Vec::new()), |(t, c)| (Some(t), c)),
         Op::Leave(user) => (None, queue.leave(&name(user), now)),
         Op::Expire => (None, queue.expire(now)),
+        Op::SellOut => (None, queue.mark_sold_out()),
     }
 }
 
+/// What the Durable Object shell stores.
+#[derive(Default)]
+struct Store {
+    entries: BTreeMap<String, StoredEntry>,
+    sold_out: bool,
+}
+
 /// Applies changes to a store, as the Durable Object shell persists them.
-fn persist(store: &mut BTreeMap<String, StoredEntry>, changes: &[Change]) {
+fn persist(store: &mut Store, changes: &[Change]) {
     for change in changes {
         match change {
             Change::Entered { user, seq } => {
@@ -123,16 +137,17 @@ fn persist(store: &mut BTreeMap<String, StoredEntry>, changes: &[Change]) {
                     user: user.clone(),
                     pass_expires_at: None,
                 };
-                store.insert(user.clone(), entry);
+                store.entries.insert(user.clone(), entry);
             }
             Change::PassIssued { user, expires_at } => {
-                if let Some(entry) = store.get_mut(user) {
+                if let Some(entry) = store.entries.get_mut(user) {
                     entry.pass_expires_at = Some(*expires_at);
                 }
             }
             Change::Removed { user } => {
-                store.remove(user);
+                store.entries.remove(user);
             }
+            Change::SoldOut => store.sold_out = true,
         }
     }
 }
@@ -146,7 +161,8 @@ fn config() -> impl Strategy<Value = QueueConfig> {
     })
 }
 
-/// Operations, each after a pause of 0–39 ms.
+/// Operations, each after a pause of 0–39 ms; about half the scripts sell the event out
+/// at some step.
 fn script() -> impl Strategy<Value = Vec<(Op, i64)>> {
     let op = prop_oneof![
         3 => (0..USERS).prop_map(Op::Enter),
@@ -154,14 +170,21 @@ fn script() -> impl Strategy<Value = Vec<(Op, i64)>> {
         2 => (0..USERS).prop_map(Op::Leave),
         1 => Just(Op::Expire),
     ];
-    prop::collection::vec((op, 0i64..40), 0..300)
+    (prop::collection::vec((op, 0i64..40), 0..300), 0usize..600).prop_map(
+        |(mut script, sold_out_at)| {
+            if sold_out_at <= script.len() {
+                script.insert(sold_out_at, (Op::SellOut, 0));
+            }
+            script
+        },
+    )
 }
 
 proptest! {
     #[test]
     fn the_queue_answers_every_step_as_the_naive_model(config in config(), script in script()) {
         let mut queue = EventQueue::new(config);
-        let mut model = Model { config, next_seq: 0, line: Vec::new() };
+        let mut model = Model { config, next_seq: 0, line: Vec::new(), sold_out: false };
         let mut now = 0;
         for (step, (op, pause)) in script.into_iter().enumerate() {
             now += pause;
@@ -177,16 +200,18 @@ proptest! {
         split in 0usize..300,
     ) {
         let mut original = EventQueue::new(config);
-        let mut store = BTreeMap::new();
+        let mut store = Store::default();
         let split = split.min(script.len());
         let mut now = 0;
         for (op, pause) in &script[..split] {
             now += pause;
             persist(&mut store, &apply(&mut original, *op, now).1);
         }
-        let entries: Vec<StoredEntry> = store.into_values().rev().collect();
-        let mut restored = EventQueue::restore(config, entries, original.next_seq());
+        let entries: Vec<StoredEntry> = store.entries.into_values().rev().collect();
+        let mut restored =
+            EventQueue::restore(config, entries, original.next_seq(), store.sold_out);
         prop_assert_eq!(restored.len(), original.len());
+        prop_assert_eq!(restored.is_sold_out(), original.is_sold_out());
         prop_assert_eq!(restored.next_pass_expiry(), original.next_pass_expiry());
         for user in 0..USERS {
             prop_assert_eq!(apply(&mut restored, Op::Poll(user), now), apply(&mut original, Op::Poll(user), now));
