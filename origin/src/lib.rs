@@ -11,6 +11,7 @@
 //! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
 //! - [`recovery`] — the job that converges UNKNOWN and stale PENDING payments to the
 //!   PG's word; [`callback`] — the PG's signed callbacks, converged at once.
+//! - [`settlement`] — the PG's settlement file, parsed as a stream for reconciliation.
 //! - [`users`] — argon2id passwords, the credential check behind login, `origin user add`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
@@ -34,5 +35,6 @@ pub mod overload;
 pub mod payments;
 pub mod recovery;
 pub mod server;
+pub mod settlement;
 pub mod store;
 pub mod users;

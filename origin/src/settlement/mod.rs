@@ -1,0 +1,8 @@
+//! Settlement reconciliation: the PG's settlement file set against our APPROVED
+//! payments (SPEC §3.4).
+//!
+//! - [`parser`] — the settlement file read as a stream of rows (header by name,
+//!   UTF-8 or CP949, RFC 4180 quoting), each row accepted or skipped with its line
+//!   number and reason. Pure: it reads the bytes it is given and nothing else.
+
+pub mod parser;
