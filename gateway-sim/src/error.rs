@@ -37,6 +37,13 @@ pub enum ApiError {
          which owns the listening socket; this one is served by another"
     )]
     RefusalUnavailable,
+    /// A settlement `date` that is missing or not a `YYYY-MM-DD` calendar date.
+    #[error("{0}")]
+    InvalidDate(String),
+    /// A settlement `encoding` other than `utf-8` and `cp949`, or a file
+    /// CP949 cannot hold.
+    #[error("{0}")]
+    InvalidEncoding(String),
     #[error("more than {max_per_second} confirms within one second")]
     RateLimited { max_per_second: NonZeroU32 },
     /// An injected failure (`ERROR_500`) or a task of ours that died.
@@ -52,7 +59,9 @@ impl ApiError {
             Self::OrderConflict { .. } => StatusCode::CONFLICT,
             Self::NotCancellable { .. } | Self::PaymentPending { .. } => StatusCode::CONFLICT,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Self::InvalidFaults(_) => StatusCode::BAD_REQUEST,
+            Self::InvalidFaults(_) | Self::InvalidDate(_) | Self::InvalidEncoding(_) => {
+                StatusCode::BAD_REQUEST
+            }
             Self::RefusalUnavailable => StatusCode::CONFLICT,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -68,6 +77,8 @@ impl ApiError {
             Self::PaymentPending { .. } => "PAYMENT_PENDING",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::InvalidFaults(_) => "INVALID_FAULTS",
+            Self::InvalidDate(_) => "INVALID_DATE",
+            Self::InvalidEncoding(_) => "INVALID_ENCODING",
             Self::RefusalUnavailable => "REFUSAL_UNAVAILABLE",
             Self::RateLimited { .. } => "RATE_LIMITED",
             Self::Internal(_) => "INTERNAL",

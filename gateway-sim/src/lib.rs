@@ -14,6 +14,8 @@
 //!   callbacks; no I/O, no clock, no randomness.
 //! - [`faults`]: the fault settings in force.
 //! - [`routes`]: axum handlers mapping HTTP onto the ledger and the faults.
+//! - [`settlement`]: the day's settlement file as text; pure, like the
+//!   ledger.
 //! - [`callbacks`]: delivery of the ledger's callbacks, signed, with retries.
 //! - `server`: the accept loop behind [`serve`], which owns the socket and
 //!   the connections so faults can close them.
@@ -26,6 +28,7 @@ pub mod faults;
 pub mod ledger;
 pub mod routes;
 mod server;
+pub mod settlement;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};

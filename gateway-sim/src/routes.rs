@@ -6,16 +6,20 @@
 //! in, and the system clock is read in exactly one place (`crate::now_ms`).
 //! The callbacks a decision or a cancel owes are taken from the ledger in the
 //! same step and handed to [`callbacks`](crate::callbacks) for delivery.
+//! The settlement export is written by [`settlement`](crate::settlement);
+//! its route only picks the day and the encoding.
 
 use std::future::pending;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use axum::extract::rejection::{JsonRejection, PathRejection};
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{Method, Uri};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{header, Method, Uri};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
+use encoding_rs::EUC_KR;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -26,6 +30,7 @@ use crate::ledger::{
     OrderStatus, PaymentView, Processing, RateLimited, Received,
 };
 use crate::server::ConnectionHandle;
+use crate::settlement;
 use crate::{now_ms, SimState};
 
 /// Confirm bodies are a few short fields; anything near this is a client bug.
@@ -36,6 +41,7 @@ pub fn app(state: SimState) -> Router {
         .route("/v1/payments/confirm", post(confirm))
         .route("/v1/payments/{order_id}", get(payment))
         .route("/v1/payments/{order_id}/cancel", post(cancel))
+        .route("/v1/settlements", get(settlements))
         .route("/admin/ledger", get(ledger))
         .route("/admin/faults", get(faults).put(set_faults))
         .route("/healthz", get(healthz))
@@ -340,6 +346,65 @@ async fn payment(
         .filter(|view| pending_visible || view.status != OrderStatus::Pending)
         .map(Json)
         .ok_or_else(|| ApiError::NotFound(format!("no payment for orderId {order_id:?}")))
+}
+
+#[derive(Deserialize)]
+struct SettlementQuery {
+    date: Option<String>,
+    encoding: Option<String>,
+}
+
+/// The settlement file of a UTC day (see [`settlement`]), as an attachment:
+/// UTF-8 with a byte order mark (`encoding=utf-8`, the default), or CP949
+/// without one (`encoding=cp949`, labelled `charset=EUC-KR`, the WHATWG name
+/// under which CP949 is read). A file holding characters CP949 lacks is
+/// refused rather than written with substitutes.
+async fn settlements(
+    State(state): State<SimState>,
+    query: Result<Query<SettlementQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest(rejection.body_text()))?;
+    let date = query.date.ok_or_else(|| {
+        ApiError::InvalidDate("date is required, as YYYY-MM-DD (a UTC day)".into())
+    })?;
+    let date = settlement::parse_date(&date).ok_or_else(|| {
+        ApiError::InvalidDate(format!(
+            "date must be a YYYY-MM-DD calendar date, got {date:?}"
+        ))
+    })?;
+    let cp949 = match query.encoding.as_deref() {
+        None => false,
+        Some(encoding) if encoding.eq_ignore_ascii_case("utf-8") => false,
+        Some(encoding) if encoding.eq_ignore_ascii_case("cp949") => true,
+        Some(encoding) => {
+            return Err(ApiError::InvalidEncoding(format!(
+                "encoding must be utf-8 or cp949, got {encoding:?}"
+            )))
+        }
+    };
+    let csv =
+        state.with_ledger(|ledger| settlement::settlement_csv(&ledger.snapshot().approvals, date));
+    let (charset, body) = if cp949 {
+        let (bytes, _, unmappable) = EUC_KR.encode(&csv);
+        if unmappable {
+            return Err(ApiError::InvalidEncoding(
+                "the file holds characters CP949 cannot encode; ask for utf-8".into(),
+            ));
+        }
+        (EUC_KR.name(), bytes.into_owned())
+    } else {
+        let mut body = "\u{feff}".as_bytes().to_vec();
+        body.extend_from_slice(csv.as_bytes());
+        ("utf-8", body)
+    };
+    let headers = [
+        (header::CONTENT_TYPE, format!("text/csv; charset={charset}")),
+        (
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{}\"", settlement::file_name(date)),
+        ),
+    ];
+    Ok((headers, body).into_response())
 }
 
 async fn ledger(State(state): State<SimState>) -> Json<LedgerSnapshot> {
