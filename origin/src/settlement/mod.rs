@@ -4,5 +4,9 @@
 //! - [`parser`] — the settlement file read as a stream of rows (header by name,
 //!   UTF-8 or CP949, RFC 4180 quoting), each row accepted or skipped with its line
 //!   number and reason. Pure: it reads the bytes it is given and nothing else.
+//! - [`reconcile`] — the file's rows set against our APPROVED payments of the period,
+//!   one finding per order: MATCHED, AMOUNT_MISMATCH, EXTERNAL_ONLY, INTERNAL_ONLY.
+//!   Pure; keeps our side only, so the file streams past.
 
 pub mod parser;
+pub mod reconcile;
