@@ -11,19 +11,8 @@ use rules::signing::SignedRequest;
 use serde_json::{json, Value};
 use support::{now_ms, System};
 
-fn order(order_id: &str) -> String {
-    json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 5000 })
-        .to_string()
-}
-
-/// Confirms `order_id` for `user-1` with a key of its own; the status and the body.
 async fn confirm(system: &System, order_id: &str) -> (StatusCode, Value) {
-    let key = format!("key-{order_id}");
-    let response = system
-        .confirm_at_origin("user-1", Some(&key), &order(order_id))
-        .await;
-    let status = response.status();
-    (status, response.json().await.expect("a JSON body"))
+    system.confirm_order(order_id).await
 }
 
 fn outcome(answer: &(StatusCode, Value)) -> (u16, &str, &str) {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::{now_ms, Killer, System, CALLBACK_SECRET};
+use support::{now_ms, order_body, Killer, System, CALLBACK_SECRET};
 
 /// Recovery runs only when a test asks; a PG call times out after 300 ms, so NOT_FOUND
 /// answers count 600 ms apart.
@@ -19,18 +19,8 @@ const MANUAL_RECOVERY: [(&str, &str); 3] = [
     ("RECOVERY_MIN_AGE_MS", "1000"),
 ];
 
-fn order(order_id: &str) -> String {
-    json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 5000 })
-        .to_string()
-}
-
 async fn confirm(system: &System, order_id: &str) -> (StatusCode, Value) {
-    let key = format!("key-{order_id}");
-    let response = system
-        .confirm_at_origin("user-1", Some(&key), &order(order_id))
-        .await;
-    let status = response.status();
-    (status, response.json().await.expect("a JSON body"))
+    system.confirm_order(order_id).await
 }
 
 async fn run_recovery(system: &System) -> Value {
@@ -233,7 +223,7 @@ async fn a_kill_9_during_each_phase_of_the_call_converges_to_the_pgs_truth() {
     system
         .set_faults(json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 30_000}))
         .await;
-    let approved_order = order("o-approved");
+    let approved_order = order_body("o-approved");
     let approved = system.try_confirm_at_origin("user-1", Some("k-1"), &approved_order);
     // Received by the PG, never processed: the origin dies during the call.
     let held = async {
@@ -242,7 +232,7 @@ async fn a_kill_9_during_each_phase_of_the_call_converges_to_the_pgs_truth() {
             .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 30_000}))
             .await;
         system
-            .try_confirm_at_origin("user-1", Some("k-2"), &order("o-held"))
+            .try_confirm_at_origin("user-1", Some("k-2"), &order_body("o-held"))
             .await
     };
     let kill = async {
@@ -309,7 +299,7 @@ async fn confirms_with_a_kill(
         async move {
             tokio::time::sleep(Duration::from_millis(n as u64 * 5)).await;
             let key = format!("key-{order_id}");
-            let mut body: Value = serde_json::from_str(&order(order_id)).expect("JSON");
+            let mut body: Value = serde_json::from_str(&order_body(order_id)).expect("JSON");
             if let Some(event_id) = event_id {
                 body["eventId"] = json!(event_id);
             }

@@ -500,6 +500,17 @@ impl System {
         .await
     }
 
+    /// Confirms `order_id` (5000, [`order_body`]) at the origin for `user-1`, with a key
+    /// of its own: the status and the JSON body.
+    pub async fn confirm_order(&self, order_id: &str) -> (reqwest::StatusCode, serde_json::Value) {
+        let key = format!("key-{order_id}");
+        let response = self
+            .confirm_at_origin("user-1", Some(&key), &order_body(order_id))
+            .await;
+        let status = response.status();
+        (status, response.json().await.expect("a JSON body"))
+    }
+
     /// Sets the simulator's faults (`PUT /admin/faults`).
     pub async fn set_faults(&self, faults: serde_json::Value) {
         let response = self
@@ -605,6 +616,12 @@ impl Drop for System {
             }
         }
     }
+}
+
+/// A confirm body for `order_id`: 5000, with a payment key of its own.
+pub fn order_body(order_id: &str) -> String {
+    serde_json::json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 5000 })
+        .to_string()
 }
 
 /// Kills one service's process group when asked: `kill -9`, mid-flight.

@@ -79,6 +79,11 @@ impl Refusal {
     }
 }
 
+/// Why a call that timed out has no answer.
+fn no_answer_within(timeout: Duration) -> String {
+    format!("no answer within the {} ms timeout", timeout.as_millis())
+}
+
 /// What the guard needs to know of a PG call's answer.
 pub trait Answer {
     /// The answer when the call took longer than the timeout.
@@ -93,7 +98,7 @@ impl Answer for GatewayAnswer {
     /// Sent and not answered: it may have charged, so it is unknown.
     fn timed_out(timeout: Duration) -> Self {
         Self::Unknown {
-            cause: format!("no answer within the {} ms timeout", timeout.as_millis()),
+            cause: no_answer_within(timeout),
         }
     }
 
@@ -121,7 +126,7 @@ impl Answer for GatewayAnswer {
 impl Answer for CancelAnswer {
     fn timed_out(timeout: Duration) -> Self {
         Self::Unavailable {
-            cause: format!("no answer within the {} ms timeout", timeout.as_millis()),
+            cause: no_answer_within(timeout),
         }
     }
 
@@ -141,7 +146,7 @@ impl Answer for CancelAnswer {
 impl Answer for PgView {
     fn timed_out(timeout: Duration) -> Self {
         Self::Unavailable {
-            cause: format!("no answer within the {} ms timeout", timeout.as_millis()),
+            cause: no_answer_within(timeout),
         }
     }
 

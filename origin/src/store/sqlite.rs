@@ -59,12 +59,13 @@ impl SqliteStore {
 impl Store for SqliteStore {
     async fn insert_pending(&self, new: NewPayment) -> Result<Payment, StoreError> {
         if let Some(event_id) = &new.event_id {
-            if let Some(event) = self.event(event_id).await? {
-                if event.amount != new.amount {
-                    return Err(StoreError::WrongAmount {
-                        price: event.amount,
-                    });
-                }
+            let price: Option<i64> =
+                sqlx::query_scalar("SELECT amount FROM events WHERE event_id = ?")
+                    .bind(event_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            if let Some(price) = price.filter(|price| *price != new.amount) {
+                return Err(StoreError::WrongAmount { price });
             }
         }
         // One statement, under SQLite's single write lock: the unit is counted and

@@ -1,0 +1,189 @@
+//! The recovery decision table, one rule at a time.
+
+use super::*;
+
+const SPACING: i64 = 6_000;
+
+fn config() -> RecoveryConfig {
+    RecoveryConfig::for_pg_timeout(Duration::from_secs(3))
+}
+
+fn decide_at(state: &RecoveryState, pg: &PgView, now_ms: i64) -> Decision {
+    let subject = Subject {
+        amount: 5_000,
+        created_at: 0,
+        state,
+    };
+    decide(subject, pg, now_ms, &config())
+}
+
+fn later(decision: Decision) -> RecoveryState {
+    match decision {
+        Decision::Later { state } => state,
+        other => panic!("expected Later, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_pgs_word_settles_the_payment() {
+    let fresh = RecoveryState::default();
+    let cases = [
+        (
+            PgView::Approved {
+                approved_at: Some(77),
+                amount: 5_000,
+            },
+            Decision::Approve {
+                approved_at: 77,
+                flag: None,
+            },
+        ),
+        (
+            PgView::Approved {
+                approved_at: None,
+                amount: 5_000,
+            },
+            Decision::Approve {
+                approved_at: 40_000,
+                flag: None,
+            },
+        ),
+        (PgView::Declined, Decision::Fail { reason: "DECLINED" }),
+        (
+            PgView::Cancelled,
+            Decision::Fail {
+                reason: "CANCELLED_AT_PG",
+            },
+        ),
+    ];
+    for (pg, expected) in cases {
+        assert_eq!(decide_at(&fresh, &pg, 40_000), expected, "{pg:?}");
+    }
+}
+
+#[test]
+fn an_approval_of_another_amount_is_kept_and_flagged() {
+    let pg = PgView::Approved {
+        approved_at: Some(5),
+        amount: 9_000,
+    };
+    let Decision::Approve { flag, .. } = decide_at(&RecoveryState::default(), &pg, 40_000) else {
+        panic!("an approval is an approval");
+    };
+    assert!(flag.is_some_and(|f| f.contains("9000") && f.contains("5000")));
+}
+
+#[test]
+fn not_found_fails_only_at_the_third_spaced_answer() {
+    let mut state = RecoveryState::default();
+    let mut now = 40_000;
+    for count in 1..=2 {
+        state = later(decide_at(&state, &PgView::NotFound, now));
+        assert_eq!(state.not_found_count, count);
+        assert_eq!(state.last_not_found_at, Some(now));
+        assert_eq!(state.next_attempt_at, now + SPACING + 1);
+        now = state.next_attempt_at;
+    }
+    assert_eq!(
+        decide_at(&state, &PgView::NotFound, now),
+        Decision::Fail {
+            reason: "NOT_FOUND_AT_PG"
+        }
+    );
+}
+
+#[test]
+fn a_not_found_too_soon_after_the_last_does_not_count() {
+    let state = RecoveryState {
+        not_found_count: 2,
+        last_not_found_at: Some(40_000),
+        ..RecoveryState::default()
+    };
+    for now in [40_000, 41_000, 40_000 + SPACING] {
+        let next = later(decide_at(&state, &PgView::NotFound, now));
+        assert_eq!(next.not_found_count, 2, "at {now}");
+        assert_eq!(next.next_attempt_at, 40_000 + SPACING + 1);
+    }
+    assert!(matches!(
+        decide_at(&state, &PgView::NotFound, 40_000 + SPACING + 1),
+        Decision::Fail { .. }
+    ));
+}
+
+#[test]
+fn an_approval_after_not_found_answers_still_wins() {
+    let state = RecoveryState {
+        not_found_count: 2,
+        last_not_found_at: Some(40_000),
+        ..RecoveryState::default()
+    };
+    let pg = PgView::Approved {
+        approved_at: Some(45_000),
+        amount: 5_000,
+    };
+    assert!(matches!(
+        decide_at(&state, &pg, 100_000),
+        Decision::Approve { flag: None, .. }
+    ));
+}
+
+#[test]
+fn a_busy_or_absent_pg_is_asked_again_with_a_doubling_backoff() {
+    let mut state = RecoveryState::default();
+    let mut now = 40_000;
+    let mut waits = Vec::new();
+    for pg in [
+        PgView::Pending,
+        PgView::Unavailable {
+            cause: "connection refused".into(),
+        },
+        PgView::Pending,
+        PgView::Pending,
+        PgView::Pending,
+        PgView::Pending,
+    ] {
+        state = later(decide_at(&state, &pg, now));
+        waits.push(state.next_attempt_at - now);
+        now = state.next_attempt_at;
+    }
+    assert_eq!(waits, [30_000, 60_000, 120_000, 240_000, 480_000, 600_000]);
+    assert_eq!(state.attempts, 6);
+    assert_eq!(state.flag, None);
+}
+
+#[test]
+fn past_the_maximum_age_it_is_flagged_and_still_asked() {
+    let day = 24 * 3_600_000;
+    let pg = PgView::Unavailable {
+        cause: "connection refused".into(),
+    };
+    let state = later(decide_at(&RecoveryState::default(), &pg, day + 1));
+    let flag = state.flag.expect("flagged");
+    assert!(
+        flag.contains("24 h") && flag.contains("connection refused"),
+        "{flag}"
+    );
+    assert_eq!(state.next_attempt_at, day + 1 + 600_000);
+    let still = later(decide_at(
+        &RecoveryState {
+            flag: Some(flag.clone()),
+            ..RecoveryState::default()
+        },
+        &PgView::Pending,
+        day + 2,
+    ));
+    assert_eq!(still.flag, Some(flag), "the first reason is kept");
+}
+
+#[test]
+fn not_found_answers_are_counted_at_any_age() {
+    let state = RecoveryState {
+        not_found_count: 2,
+        last_not_found_at: Some(0),
+        ..RecoveryState::default()
+    };
+    assert!(matches!(
+        decide_at(&state, &PgView::NotFound, 48 * 3_600_000),
+        Decision::Fail { .. }
+    ));
+}
