@@ -134,6 +134,18 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
         .await
         .expect("answers");
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    for query in ["", "?status=SHIPPED", "?status=FAILED&limit=many"] {
+        let refused = system
+            .http
+            .get(format!("{}/admin/payments{query}", system.origin))
+            .bearer_auth(OPERATOR_TOKEN)
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "{query}");
+        let body: Value = refused.json().await.expect("a JSON refusal");
+        assert_eq!(body["code"], "INVALID_REQUEST", "{query}");
+    }
     let (status, _) = confirm_as(&system, "user-3", &order("o-3", "no-such-event", 123)).await;
     assert_eq!(
         status,

@@ -2,6 +2,7 @@
 //! configured they are off, never open.
 
 use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -101,8 +102,15 @@ struct RecoveryView {
 /// with why recovery has not settled them.
 pub async fn payments(
     State(state): State<AppState>,
-    Query(query): Query<PaymentsQuery>,
+    query: Result<Query<PaymentsQuery>, QueryRejection>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
+    let Query(query) = query.map_err(|rejection| ApiError::BadRequest {
+        code: "INVALID_REQUEST",
+        message: format!(
+            "expected ?status=STATUS[&limit=N]: {}",
+            rejection.body_text()
+        ),
+    })?;
     let status = PaymentStatus::parse(&query.status).ok_or_else(|| ApiError::BadRequest {
         code: "INVALID_REQUEST",
         message: format!(
