@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -18,6 +18,7 @@ use crate::guard::PgGuard;
 use crate::metrics::Metrics;
 use crate::overload::{count_requests, shed_excess, Capacity};
 use crate::payments;
+use crate::reconciliations;
 use crate::recovery::Recovery;
 use crate::store::Store;
 use crate::users::{self, Passwords};
@@ -61,7 +62,21 @@ pub fn app(state: AppState) -> Router {
         .route("/admin/recovery/run", post(admin::run_recovery))
         .route("/admin/events", post(admin::put_event))
         .route("/admin/events/{event_id}", get(admin::get_event))
+        .route("/admin/reconciliations", get(reconciliations::list))
+        .route(
+            "/admin/reconciliations/{id}/resolve",
+            post(reconciliations::resolve),
+        )
         .route_layer(from_fn_with_state(state.clone(), admin::require_operator));
+    // Uploads are long: their own deadline and cap, and no body limit but the file's.
+    let reconciliation = Router::new()
+        .route("/admin/reconciliations/run", post(reconciliations::run))
+        .route_layer(from_fn_with_state(state.clone(), admin::require_operator))
+        .layer(DefaultBodyLimit::disable())
+        .layer(from_fn_with_state(
+            Capacity::with_deadline(reconciliations::RUNS_AT_ONCE, reconciliations::RUN_DEADLINE),
+            shed_excess,
+        ));
     Router::new()
         .merge(signed)
         .merge(operator)
@@ -70,6 +85,7 @@ pub fn app(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn_with_state(state.capacity.clone(), shed_excess))
+        .merge(reconciliation)
         .layer(from_fn_with_state(state.metrics.clone(), count_requests))
         .with_state(state)
 }

@@ -11,7 +11,8 @@
 //! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
 //! - [`recovery`] — the job that converges UNKNOWN and stale PENDING payments to the
 //!   PG's word; [`callback`] — the PG's signed callbacks, converged at once.
-//! - [`settlement`] — the PG's settlement file, parsed as a stream for reconciliation.
+//! - [`settlement`] — the PG's settlement file, parsed as a stream and reconciled with
+//!   our APPROVED payments; the exception queue. [`reconciliations`] — its operator routes.
 //! - [`users`] — argon2id passwords, the credential check behind login, `origin user add`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
@@ -33,6 +34,7 @@ pub mod idempotency;
 pub mod metrics;
 pub mod overload;
 pub mod payments;
+pub mod reconciliations;
 pub mod recovery;
 pub mod server;
 pub mod settlement;

@@ -24,6 +24,22 @@ enum Command {
         #[arg(long)]
         once: bool,
     },
+    /// Reconcile a settlement file with our APPROVED payments, queue the exceptions,
+    /// and print the counts as JSON. The period is the span of the file's transaction
+    /// dates, unless given. Reads the same configuration as `serve`.
+    Reconcile {
+        /// The PG's settlement file (CSV; UTF-8 or CP949).
+        file: std::path::PathBuf,
+        /// Reconcile this one day (YYYY-MM-DD, UTC).
+        #[arg(long, conflicts_with_all = ["from", "to"])]
+        date: Option<String>,
+        /// The first day of the period (with --to).
+        #[arg(long, requires = "to")]
+        from: Option<String>,
+        /// The last day of the period (with --from).
+        #[arg(long, requires = "from")]
+        to: Option<String>,
+    },
     /// Manage the users who can log in through the edge.
     User {
         #[command(subcommand)]
@@ -55,6 +71,12 @@ async fn main() -> anyhow::Result<()> {
             origin::server::serve(config, shutdown_signal()).await
         }
         Command::Recover { once } => recover(once).await,
+        Command::Reconcile {
+            file,
+            date,
+            from,
+            to,
+        } => reconcile(&file, date.as_deref(), from.as_deref(), to.as_deref()).await,
         Command::User {
             command:
                 UserCommand::Add {
@@ -80,6 +102,53 @@ async fn recover(once: bool) -> anyhow::Result<()> {
         () = shutdown_signal() => {}
     }
     Ok(())
+}
+
+async fn reconcile(
+    path: &std::path::Path,
+    date: Option<&str>,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use origin::settlement::{period::Period, run};
+    let period = Period::from_query(date, from, to)?;
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let url = database_url(|name| std::env::var(name).ok())?;
+    let store = origin::store::open(&url, std::time::Duration::from_secs(3)).await?;
+    let metrics = origin::metrics::Metrics::default();
+    let progress = std::sync::Arc::new(ProgressBar {
+        bar: indicatif::ProgressBar::new(0),
+    });
+    let report = run::reconcile(store, &metrics, file, period, progress.clone()).await;
+    progress.bar.finish_and_clear();
+    let report = report?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
+
+/// A progress bar on standard error (when it is a terminal), through the file's
+/// bytes, one pass at a time.
+struct ProgressBar {
+    bar: indicatif::ProgressBar,
+}
+
+impl origin::settlement::run::Progress for ProgressBar {
+    fn pass(&self, stage: &'static str, file_bytes: u64) {
+        let style = indicatif::ProgressStyle::with_template(
+            "{msg:>18} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .map(|style| style.progress_chars("=> "))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        self.bar.set_style(style);
+        self.bar.set_message(stage);
+        self.bar.set_length(file_bytes);
+        self.bar.set_position(0);
+    }
+
+    fn read(&self, bytes: u64) {
+        self.bar.inc(bytes);
+    }
 }
 
 async fn add_user(name: &str, replace_password: bool) -> anyhow::Result<()> {

@@ -93,6 +93,7 @@ pub struct Metrics {
     recovery_payments: Family<OutcomeLabel, Counter>,
     callbacks: Family<OutcomeLabel, Counter>,
     late_approvals: Family<OutcomeLabel, Counter>,
+    reconciliation_findings: Family<OutcomeLabel, Counter>,
 }
 
 /// Counts one gateway call in flight for as long as it lives.
@@ -191,6 +192,13 @@ impl Default for Metrics {
              refund_pending (to be retried)",
             late_approvals.clone(),
         );
+        let reconciliation_findings = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "reconciliation_findings",
+            "Settlement reconciliation findings, by outcome: MATCHED, AMOUNT_MISMATCH, \
+             EXTERNAL_ONLY, INTERNAL_ONLY, and SKIPPED for the file's rows left out",
+            reconciliation_findings.clone(),
+        );
         Self {
             registry,
             payments,
@@ -206,6 +214,7 @@ impl Default for Metrics {
             recovery_payments,
             callbacks,
             late_approvals,
+            reconciliation_findings,
         }
     }
 }
@@ -318,6 +327,20 @@ impl Metrics {
         self.callbacks
             .get_or_create(&OutcomeLabel { outcome })
             .inc();
+    }
+
+    pub fn reconciled(&self, report: &crate::settlement::run::Report) {
+        for (outcome, count) in [
+            ("MATCHED", report.matched),
+            ("AMOUNT_MISMATCH", report.amount_mismatch),
+            ("EXTERNAL_ONLY", report.external_only),
+            ("INTERNAL_ONLY", report.internal_only),
+            ("SKIPPED", report.skipped),
+        ] {
+            self.reconciliation_findings
+                .get_or_create(&OutcomeLabel { outcome })
+                .inc_by(count);
+        }
     }
 
     /// The registry in the Prometheus text format.

@@ -4,11 +4,10 @@ mod support;
 
 use std::time::Duration;
 
-use axum::body::{to_bytes, Body};
+use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use serde_json::json;
 use support::{signed, simulator, stub_gateway, Origin};
-use tower::ServiceExt as _;
 
 fn order(order_id: &str) -> String {
     json!({ "orderId": order_id, "paymentKey": "pk-1", "amount": 5000 }).to_string()
@@ -150,19 +149,7 @@ async fn unsigned_requests_and_unknown_routes_get_json_errors() {
 async fn the_metrics_listener_counts_settled_payments() {
     let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
     origin.confirm(&order("o-1")).await;
-    let response = origin
-        .metrics
-        .clone()
-        .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    let text = String::from_utf8(
-        to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap()
-            .to_vec(),
-    )
-    .unwrap();
+    let text = origin.metrics_text().await;
     assert!(
         text.contains(r#"origin_payments_total{status="APPROVED"} 1"#),
         "{text}"

@@ -9,4 +9,7 @@
 //!   Pure; keeps our side only, so the file streams past.
 
 pub mod parser;
+pub mod period;
+pub mod queue;
 pub mod reconcile;
+pub mod run;

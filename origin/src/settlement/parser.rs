@@ -44,7 +44,8 @@
 //! lower case; white space, `_` and `-` removed; a trailing `:` and a trailing
 //! parenthesised or bracketed unit dropped (`결제금액(원)`, `Amount [KRW]`). The order id is
 //! the first column whose name is in [`ORDER_ID_HEADERS`], the amount the first in
-//! [`AMOUNT_HEADERS`]; other columns are ignored, in any order. Without either,
+//! [`AMOUNT_HEADERS`], and the transaction date — optional — the first in
+//! [`DATE_HEADERS`]; other columns are ignored, in any order. Without either of the first two,
 //! [`ParseError::NotASettlementFile`]. Blank rows before the header are skipped like any
 //! other, up to [`MAX_LEADING_BLANK_ROWS`].
 //!
@@ -61,6 +62,9 @@
 //! 7. the order id empty after trimming white space — `EMPTY_ORDER_ID`;
 //! 8. the amount not a whole number of won ([`parse_amount`]) — `UNPARSABLE_AMOUNT`.
 //!
+//! An accepted row carries its date when the date cell starts with one ([`parse_date`]);
+//! the date is read leniently and never a reason to skip.
+//!
 //! Nothing else is judged here: duplicates, negative amounts (refunds) and order ids we do
 //! not know are for reconciliation to decide.
 
@@ -70,6 +74,7 @@ use std::fmt;
 use std::io::{self, Read};
 use std::iter::FusedIterator;
 
+use chrono::NaiveDate;
 use encoding_rs::EUC_KR;
 
 #[cfg(test)]
@@ -115,6 +120,31 @@ pub const AMOUNT_HEADERS: &[&str] = &[
     "정산금액",
     "승인금액",
     "거래금액",
+];
+
+/// Names of the transaction date column, normalised (see [`normalize`]): `거래일시`,
+/// `승인일자`, `approvedAt`, `transaction_date`, `date` and so on. Optional: it tells
+/// which days a file covers when the operator does not say. Not included: the settlement
+/// date (`정산일`, `settlementDate`) — the day the money moves, often days after the charge.
+pub const DATE_HEADERS: &[&str] = &[
+    "거래일시",
+    "거래일자",
+    "거래일",
+    "승인일시",
+    "승인일자",
+    "결제일시",
+    "결제일자",
+    "결제일",
+    "date",
+    "transactiondate",
+    "transactiontime",
+    "transactedat",
+    "tradedate",
+    "approvedat",
+    "approvaldate",
+    "approveddate",
+    "paidat",
+    "paymentdate",
 ];
 
 /// What marks a summary row, normalised (see [`normalize`]): `합계`, `총 합계`, `총계`,
@@ -235,6 +265,9 @@ pub struct Row {
     pub order_id: String,
     /// Whole won; negative for a refund or a correction, as the file says.
     pub amount: i64,
+    /// The transaction date, when the file has a date column and the row's cell starts
+    /// with a date ([`parse_date`]); a row is never skipped for its date.
+    pub date: Option<NaiveDate>,
 }
 
 /// A skipped row.
@@ -348,6 +381,8 @@ pub struct Header {
     pub line: u64,
     pub order_id: Column,
     pub amount: Column,
+    /// The transaction date column, if the file has one.
+    pub date: Option<Column>,
 }
 
 /// A column found by its name.
@@ -413,12 +448,19 @@ impl<R> Entries<R> {
                 line: record.line,
                 order_id,
                 amount,
+                date: self.read_date(),
             }),
             Err(reason) => Entry::Skipped(Skipped {
                 line: record.line,
                 reason,
             }),
         }
+    }
+
+    fn read_date(&self) -> Option<NaiveDate> {
+        let column = self.header.date.as_ref()?;
+        let bytes = self.record.field(column.index)?;
+        parse_date(&self.encoding.decode_lossy(bytes))
     }
 
     fn read_row(&self) -> Result<(String, i64), SkipReason> {
@@ -532,6 +574,44 @@ pub fn normalize(name: &str) -> String {
     name
 }
 
+/// The calendar date a date cell starts with, as written (no time zone is applied), or
+/// `None`. After leading white space: `YYYY-MM-DD`, `YYYY/MM/DD` or `YYYY.MM.DD` (one- or
+/// two-digit month and day), or `YYYYMMDD`; then the end, or anything that is not a digit
+/// (` 03:28:15`, `T03:28:15Z`). An impossible date (`2026-02-30`) is `None`.
+pub fn parse_date(text: &str) -> Option<NaiveDate> {
+    let text = text.trim_start();
+    let (year, rest) = digits(text);
+    let (year, month, day, rest) = if year.len() == 8 {
+        let (year, month_day) = year.split_at(4);
+        let (month, day) = month_day.split_at(2);
+        (year, month, day, rest)
+    } else {
+        let separator = rest
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '-' | '/' | '.'))?;
+        let (month, rest) = digits(rest.strip_prefix(separator)?);
+        let (day, rest) = digits(rest.strip_prefix(separator)?);
+        (year, month, day, rest)
+    };
+    let valid = year.len() == 4
+        && (1..=2).contains(&month.len())
+        && (1..=2).contains(&day.len())
+        && !rest.starts_with(|c: char| c.is_ascii_digit());
+    if !valid {
+        return None;
+    }
+    NaiveDate::from_ymd_opt(year.parse().ok()?, month.parse().ok()?, day.parse().ok()?)
+}
+
+/// The leading ASCII digits of `text`, and the rest.
+fn digits(text: &str) -> (&str, &str) {
+    let end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    text.split_at(end)
+}
+
 /// A whole number of won, as settlement files write it, or `None`.
 ///
 /// White space anywhere is ignored. Accepted: an optional sign (`+` or `-`: refunds and
@@ -633,6 +713,7 @@ impl Header {
     fn find(record: &Record, encoding: Decided) -> Result<Header, HeaderProblem> {
         let mut order_id = None;
         let mut amount = None;
+        let mut date = None;
         for (index, bytes) in record.fields().enumerate() {
             let name = encoding.decode_lossy(bytes);
             let normal = normalize(&name);
@@ -644,6 +725,8 @@ impl Header {
                 order_id = Some(column());
             } else if amount.is_none() && AMOUNT_HEADERS.contains(&normal.as_str()) {
                 amount = Some(column());
+            } else if date.is_none() && DATE_HEADERS.contains(&normal.as_str()) {
+                date = Some(column());
             }
         }
         match (order_id, amount) {
@@ -651,6 +734,7 @@ impl Header {
                 line: record.line,
                 order_id,
                 amount,
+                date,
             }),
             (None, None) => Err(HeaderProblem::NoOrderIdOrAmountColumn),
             (None, Some(_)) => Err(HeaderProblem::NoOrderIdColumn),

@@ -27,6 +27,28 @@ pub enum Category {
 }
 
 impl Category {
+    pub const ALL: [Category; 4] = [
+        Category::Matched,
+        Category::InternalOnly,
+        Category::ExternalOnly,
+        Category::AmountMismatch,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Matched => "MATCHED",
+            Category::InternalOnly => "INTERNAL_ONLY",
+            Category::ExternalOnly => "EXTERNAL_ONLY",
+            Category::AmountMismatch => "AMOUNT_MISMATCH",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Category> {
+        Category::ALL
+            .into_iter()
+            .find(|category| category.as_str() == text)
+    }
+
     /// Whether an operator must look: every category but `MATCHED`.
     pub fn is_exception(self) -> bool {
         self != Self::Matched

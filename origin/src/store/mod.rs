@@ -6,6 +6,7 @@
 
 mod open;
 pub mod postgres;
+mod queue_rows;
 pub mod sqlite;
 pub mod transient;
 
@@ -14,6 +15,9 @@ use serde::Serialize;
 
 pub use self::open::{open, without_password, Backend};
 use crate::recovery::decide::{Decision, RecoveryState};
+use crate::settlement::period::Period;
+use crate::settlement::queue::{Item, ItemStatus, Resolution};
+use crate::settlement::reconcile::Finding;
 
 /// Where a payment stands. Only `Pending` and `Unknown` may still change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -305,6 +309,46 @@ pub trait Store: Send + Sync + 'static {
         note: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError>;
+
+    /// Our APPROVED payments approved in `[from_ms, to_ms)`: order id and amount.
+    async fn approved_between(
+        &self,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> Result<Vec<(String, i64)>, StoreError>;
+
+    /// Queues the exceptions found reconciling `period` as PENDING items, one per
+    /// distinct finding: one already known (pending or resolved) is not added again.
+    /// Returns how many were added.
+    async fn queue_exceptions(
+        &self,
+        findings: &[Finding],
+        period: &Period,
+        now_ms: i64,
+    ) -> Result<u64, StoreError>;
+
+    /// Closes the pending AMOUNT_MISMATCH and INTERNAL_ONLY items of orders a file has
+    /// now matched, with [`CLOSED_BY_A_MATCH`](crate::settlement::queue::CLOSED_BY_A_MATCH). Returns how many.
+    async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError>;
+
+    /// Queue items in `status` (all when `None`) with ids above `after_id`, oldest first.
+    async fn reconciliation_items(
+        &self,
+        status: Option<ItemStatus>,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<Item>, StoreError>;
+
+    /// How many items are PENDING.
+    async fn pending_reconciliation_items(&self) -> Result<u64, StoreError>;
+
+    /// Resolves a pending item with an operator's note.
+    async fn resolve_reconciliation_item(
+        &self,
+        id: i64,
+        note: &str,
+        now_ms: i64,
+    ) -> Result<Resolution, StoreError>;
 
     /// Adds a user; the name must be new.
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError>;

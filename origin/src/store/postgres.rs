@@ -8,13 +8,19 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
-use sqlx::{Executor as _, PgPool, Row};
+use sqlx::{Executor as _, PgPool, Postgres, QueryBuilder, Row};
 
+use super::queue_rows::{
+    item_from_row, CLOSED_BY_A_MATCH_CATEGORIES, FINDINGS_PER_STATEMENT, ITEM_COLUMNS,
+};
 use super::{
     Claimed, EventSpec, EventView, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus,
     Store, StoreError, StoredResponse, User,
 };
 use crate::recovery::decide::{Decision, RecoveryState};
+use crate::settlement::period::Period;
+use crate::settlement::queue::{self, Item, ItemStatus, Resolution};
+use crate::settlement::reconcile::Finding;
 
 /// Nothing waits on the database without a bound (SPEC §3.7): a connection comes
 /// within the acquire timeout given to [`PgStore::open`], a row or table lock within
@@ -505,6 +511,133 @@ impl Store for PgStore {
             return Ok(None);
         }
         self.payment_by_id(payment_id).await.map(Some)
+    }
+
+    async fn approved_between(
+        &self,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT order_id, amount FROM payments \
+             WHERE status = 'APPROVED' AND approved_at >= $1 AND approved_at < $2",
+        )
+        .bind(from_ms)
+        .bind(to_ms)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn queue_exceptions(
+        &self,
+        findings: &[Finding],
+        period: &Period,
+        now_ms: i64,
+    ) -> Result<u64, StoreError> {
+        let mut added = 0;
+        for chunk in findings.chunks(FINDINGS_PER_STATEMENT) {
+            let mut insert = QueryBuilder::<Postgres>::new(
+                "INSERT INTO reconciliation_items (fingerprint, order_id, category, \
+                 internal_amount, external_amount, line, period_first, period_last, created_at) ",
+            );
+            insert.push_values(chunk, |mut row, finding| {
+                row.push_bind(queue::fingerprint(finding))
+                    .push_bind(&finding.order_id)
+                    .push_bind(finding.category.as_str())
+                    .push_bind(finding.internal_amount)
+                    .push_bind(finding.external_amount)
+                    .push_bind(finding.line.and_then(|line| i64::try_from(line).ok()))
+                    .push_bind(period.first.to_string())
+                    .push_bind(period.last.to_string())
+                    .push_bind(now_ms);
+            });
+            insert.push(" ON CONFLICT (fingerprint) DO NOTHING");
+            added += insert.build().execute(&self.pool).await?.rows_affected();
+        }
+        Ok(added)
+    }
+
+    async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError> {
+        let mut closed = 0;
+        for chunk in order_ids.chunks(FINDINGS_PER_STATEMENT) {
+            let mut update = QueryBuilder::<Postgres>::new(
+                "UPDATE reconciliation_items SET status = 'RESOLVED', note = ",
+            );
+            update
+                .push_bind(queue::CLOSED_BY_A_MATCH)
+                .push(", resolved_at = ")
+                .push_bind(now_ms)
+                .push(format!(
+                    " WHERE status = 'PENDING' AND category IN {CLOSED_BY_A_MATCH_CATEGORIES} \
+                     AND order_id IN ("
+                ));
+            let mut ids = update.separated(", ");
+            for order_id in chunk {
+                ids.push_bind(order_id);
+            }
+            update.push(")");
+            closed += update.build().execute(&self.pool).await?.rows_affected();
+        }
+        Ok(closed)
+    }
+
+    async fn reconciliation_items(
+        &self,
+        status: Option<ItemStatus>,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<Item>, StoreError> {
+        let sql = format!(
+            "SELECT {ITEM_COLUMNS} FROM reconciliation_items \
+             WHERE ($1::TEXT IS NULL OR status = $1) AND id > $2 ORDER BY id LIMIT $3"
+        );
+        let status = status.map(ItemStatus::as_str);
+        let rows = sqlx::query(&sql)
+            .bind(status)
+            .bind(after_id)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(item_from_row).collect()
+    }
+
+    async fn pending_reconciliation_items(&self) -> Result<u64, StoreError> {
+        let pending: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM reconciliation_items WHERE status = 'PENDING'",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(pending).unwrap_or_default())
+    }
+
+    async fn resolve_reconciliation_item(
+        &self,
+        id: i64,
+        note: &str,
+        now_ms: i64,
+    ) -> Result<Resolution, StoreError> {
+        let sql = format!(
+            "UPDATE reconciliation_items SET status = 'RESOLVED', note = $1, resolved_at = $2 \
+             WHERE id = $3 AND status = 'PENDING' RETURNING {ITEM_COLUMNS}"
+        );
+        let resolved = sqlx::query(&sql)
+            .bind(note)
+            .bind(now_ms)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        if let Some(row) = resolved {
+            return Ok(Resolution::Resolved(item_from_row(&row)?));
+        }
+        let sql = format!("SELECT {ITEM_COLUMNS} FROM reconciliation_items WHERE id = $1");
+        let found = sqlx::query(&sql)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match found {
+            Some(row) => Resolution::AlreadyResolved(item_from_row(&row)?),
+            None => Resolution::NotFound,
+        })
     }
 
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {

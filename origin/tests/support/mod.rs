@@ -89,6 +89,14 @@ impl Origin {
         )
     }
 
+    /// The metrics listener's `/metrics`.
+    pub async fn metrics_text(&self) -> String {
+        let request = Request::get("/metrics").body(Body::empty()).unwrap();
+        let response = self.metrics.clone().oneshot(request).await.unwrap();
+        let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
     pub async fn confirm(&self, body: &str) -> (StatusCode, Value) {
         self.send(signed("POST", "/payments/confirm", Some("key-1"), body))
             .await

@@ -53,6 +53,17 @@ fn row(line: u64, order_id: &str, amount: i64) -> Entry {
         line,
         order_id: order_id.to_owned(),
         amount,
+        date: None,
+    })
+}
+
+/// A row of a file with a date column.
+fn dated(line: u64, order_id: &str, amount: i64, date: &str) -> Entry {
+    Entry::Row(Row {
+        line,
+        order_id: order_id.to_owned(),
+        amount,
+        date: Some(date.parse().expect("a date")),
     })
 }
 
@@ -147,8 +158,8 @@ fn quirky_file() -> Vec<u8> {
 fn quirky_entries() -> Vec<Entry> {
     vec![
         skip(1, SkipReason::BlankLine),
-        row(3, "A-1", 1000),
-        row(5, "A-2", 2500),
+        dated(3, "A-1", 1000, "2024-01-01"),
+        dated(5, "A-2", 2500, "2024-01-01"),
         skip(6, SkipReason::BlankLine),
         skip(7, SkipReason::EmptyOrderId),
         skip(
@@ -235,6 +246,68 @@ fn header_names_and_their_synonyms() {
         let outcome = outcome(file.as_bytes()).unwrap_or_else(|e| panic!("{header}: {e}"));
         assert_eq!(outcome.header.order_id.index, order_id, "{header}");
         assert_eq!(outcome.header.amount.index, amount, "{header}");
+    }
+}
+
+#[test]
+fn the_transaction_date_column_and_its_synonyms() {
+    // (header row, date column)
+    let cases: &[(&str, Option<usize>)] = &[
+        ("거래일시,주문번호,결제금액", Some(0)),
+        ("주문번호,결제금액,승인일자", Some(2)),
+        ("orderNo,amount,Transaction Date", Some(2)),
+        ("approved_at,orderNo,amount", Some(0)),
+        ("orderNo,amount,date,approvedAt", Some(2)),
+        ("orderNo,amount,정산일,settlement_date", None),
+        ("orderNo,amount", None),
+    ];
+    for &(header, date) in cases {
+        let file = format!("{header}\nA-1,1\n");
+        let outcome = outcome(file.as_bytes()).unwrap_or_else(|e| panic!("{header}: {e}"));
+        assert_eq!(
+            outcome.header.date.map(|column| column.index),
+            date,
+            "{header}"
+        );
+    }
+}
+
+#[test]
+fn a_row_is_read_whatever_its_date_cell_says() {
+    let file = "date,orderNo,amount\n2024-03-01 09:00:00,A-1,1\nsoon,A-2,2\n,A-3,3\n";
+    assert_eq!(
+        entries(file.as_bytes()),
+        vec![
+            dated(2, "A-1", 1, "2024-03-01"),
+            row(3, "A-2", 2),
+            row(4, "A-3", 3)
+        ]
+    );
+}
+
+#[test]
+fn dates_as_settlement_files_write_them() {
+    let cases = [
+        ("2026-11-30", Some("2026-11-30")),
+        ("2026-11-30 03:28:15", Some("2026-11-30")),
+        ("  2026-11-30T03:28:15Z", Some("2026-11-30")),
+        ("2026/11/30 오후 3:28", Some("2026-11-30")),
+        ("2026.1.5", Some("2026-01-05")),
+        ("20261130", Some("2026-11-30")),
+        ("20261130 032815", Some("2026-11-30")),
+        ("2026-02-30", None),
+        ("2026-11", None),
+        ("2026-11/30", None),
+        ("202611301", None),
+        ("26-11-30", None),
+        ("2026-011-30", None),
+        ("30/11/2026", None),
+        ("", None),
+        ("합계", None),
+    ];
+    for (text, date) in cases {
+        let expected = date.map(|date| date.parse::<NaiveDate>().expect("a date"));
+        assert_eq!(parse_date(text), expected, "{text:?}");
     }
 }
 
@@ -553,7 +626,7 @@ fn summary_rows_by_their_label() {
     // A label must be the whole field.
     assert_eq!(
         entries(b"date,orderNo,amount\nTotally,A-1,1\n2024-01-01,TOTAL-7,2\n"),
-        vec![row(2, "A-1", 1), row(3, "TOTAL-7", 2)]
+        vec![row(2, "A-1", 1), dated(3, "TOTAL-7", 2, "2024-01-01")]
     );
 }
 
@@ -903,7 +976,10 @@ fn thirty_thousand_rows_of_which_two_are_summary_rows() {
         })
         .sum();
     assert_eq!(total, expected_total);
-    assert_eq!(outcome.entries.get(1), Some(&row(3, "ORDER-00001", 1_010)));
+    assert_eq!(
+        outcome.entries.get(1),
+        Some(&dated(3, "ORDER-00001", 1_010, "2024-01-02"))
+    );
 }
 
 #[test]
