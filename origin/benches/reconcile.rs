@@ -1,0 +1,234 @@
+//! Settlement reconciliation end to end through the operator API: the real `origin`
+//! binary on SQLite, 100,000 APPROVED payments, and a 100,000-row settlement file as the
+//! simulator writes it (Korean header, BOM, quoted amounts, a `합계` row) with a few
+//! differences, uploaded to `POST /admin/reconciliations/run`. Reports rows per second
+//! and the origin's peak memory (`VmHWM`), then does it again with the file five times
+//! over (500,000 rows against the same payments) to show that memory follows the
+//! payments of the period, not the file.
+//!
+//! `cargo bench -p origin --bench reconcile`
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{ConnectOptions as _, Connection as _};
+
+const PAYMENTS: usize = 100_000;
+/// 2026-11-30 00:00 UTC.
+const DAY_START_MS: i64 = 1_795_996_800_000;
+const TOKEN: &str = "bench-operator-token-0123456789abcdef";
+
+#[tokio::main]
+async fn main() {
+    for copies in [1, 5] {
+        measure(copies).await;
+    }
+}
+
+async fn measure(copies: usize) {
+    let dir = tempfile::tempdir().expect("a folder");
+    let database = dir.path().join("bench.sqlite3");
+    let url = format!("sqlite://{}", database.display());
+    // Migrate, then write the payments in one transaction.
+    drop(
+        origin::store::open(&url, Duration::from_secs(3))
+            .await
+            .expect("a store"),
+    );
+    insert_payments(&url).await;
+    let file = settlement_file(copies);
+    let rows = PAYMENTS * copies;
+
+    let [port, metrics_port] = [free_port(), free_port()];
+    let mut origin = Origin(
+        Command::new(env!("CARGO_BIN_EXE_origin"))
+            .arg("serve")
+            .env("ORIGIN_LISTEN", format!("127.0.0.1:{port}"))
+            .env("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}"))
+            .env("DATABASE_URL", &url)
+            .env("EDGE_SIGNING_SECRET", "bench-edge-secret-0123456789abcdef")
+            .env("GATEWAY_URL", "http://127.0.0.1:9")
+            .env("OPERATOR_TOKEN", TOKEN)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("the origin starts"),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    wait_until_healthy(&http, &base).await;
+    let resident = memory_kib(origin.0.id(), "VmRSS");
+    let before = memory_kib(origin.0.id(), "VmHWM");
+
+    let started = Instant::now();
+    let response = http
+        .post(format!("{base}/admin/reconciliations/run"))
+        .bearer_auth(TOKEN)
+        .header("content-type", "text/csv")
+        .body(file.clone())
+        .send()
+        .await
+        .expect("the origin answers");
+    let took = started.elapsed();
+    assert!(
+        response.status().is_success(),
+        "{:?}",
+        response.text().await
+    );
+    let report: serde_json::Value = response.json().await.expect("a report");
+    let after = memory_kib(origin.0.id(), "VmHWM");
+    assert_eq!(report["external"].as_u64(), Some(rows as u64), "{report}");
+    println!(
+        "{rows} rows ({:.1} MB, {PAYMENTS} payments): {:.2} s, {:.0} rows/s; \
+         origin resident {} MiB after start (peak {} MiB), peak {} MiB after the run; \
+         matched {}, amountMismatch {}, internalOnly {}, externalOnly {}, skipped {}",
+        file.len() as f64 / 1e6,
+        took.as_secs_f64(),
+        rows as f64 / took.as_secs_f64(),
+        resident / 1024,
+        before / 1024,
+        after / 1024,
+        report["matched"],
+        report["amountMismatch"],
+        report["internalOnly"],
+        report["externalOnly"],
+        report["skipped"],
+    );
+    origin.stop();
+}
+
+/// `order-000000` … approved on 2026-11-30 for 1,000 … won.
+async fn insert_payments(url: &str) {
+    let mut connection = url
+        .parse::<SqliteConnectOptions>()
+        .expect("a URL")
+        .connect()
+        .await
+        .expect("a connection");
+    let mut transaction = connection.begin().await.expect("a transaction");
+    for n in 0..PAYMENTS {
+        let at = DAY_START_MS + (n as i64) * 800;
+        sqlx::query(
+            "INSERT INTO payments (order_id, user_id, payment_key, amount, status, \
+             approved_at, created_at, updated_at) VALUES (?, 'user-1', ?, ?, 'APPROVED', ?, ?, ?)",
+        )
+        .bind(format!("order-{n:06}"))
+        .bind(format!("pk-{n:06}"))
+        .bind(amount(n))
+        .bind(at)
+        .bind(at)
+        .bind(at)
+        .execute(&mut *transaction)
+        .await
+        .expect("a payment");
+    }
+    transaction.commit().await.expect("committed");
+}
+
+fn amount(n: usize) -> i64 {
+    1_000 + (n as i64 % 500) * 100
+}
+
+/// The file for our payments, `copies` times over: each copy misses 10 orders, names 10
+/// at another amount, and adds 10 orders we do not have (the first copy's are new
+/// findings; later copies repeat them).
+fn settlement_file(copies: usize) -> Vec<u8> {
+    let mut file =
+        "\u{feff}거래일시,가맹점ID,주문번호,결제수단,결제금액,수수료,정산금액\r\n".to_owned();
+    let won = |value: i64| {
+        let digits = value.abs().to_string();
+        let mut grouped = String::new();
+        for (index, digit) in digits.chars().enumerate() {
+            if index > 0 && (digits.len() - index).is_multiple_of(3) {
+                grouped.push(',');
+            }
+            grouped.push(digit);
+        }
+        format!("\"{grouped}원\"")
+    };
+    let mut total = 0;
+    for _ in 0..copies {
+        for n in 0..PAYMENTS {
+            if n % 10_000 == 1 {
+                continue;
+            }
+            let amount = if n % 10_000 == 2 {
+                amount(n) + 10
+            } else {
+                amount(n)
+            };
+            let fee = amount / 40;
+            total += amount;
+            file.push_str(&format!(
+                "2026-11-30 {:02}:{:02}:{:02},M-0001,order-{n:06},\"카드,일시불\",{},{},{}\r\n",
+                (n / 4_500) % 24,
+                (n / 75) % 60,
+                n % 60,
+                won(amount),
+                won(fee),
+                won(amount - fee),
+            ));
+            if n % 10_000 == 3 {
+                file.push_str(&format!(
+                    "2026-11-30 12:00:00,M-0001,ghost-{n:06},\"카드,일시불\",{},{},{}\r\n",
+                    won(5_000),
+                    won(125),
+                    won(4_875),
+                ));
+                total += 5_000;
+            }
+        }
+    }
+    file.push_str(&format!("합계,,,,{},,\r\n", won(total)));
+    file.into_bytes()
+}
+
+/// The origin process, stopped when dropped.
+struct Origin(Child);
+
+impl Origin {
+    fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Origin {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A process's memory figure from `/proc/PID/status` (`VmRSS` resident now, `VmHWM`
+/// its peak), in KiB.
+fn memory_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
+async fn wait_until_healthy(http: &reqwest::Client, base: &str) {
+    for _ in 0..200 {
+        if http
+            .get(format!("{base}/healthz"))
+            .send()
+            .await
+            .is_ok_and(|response| response.status().is_success())
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the origin did not start");
+}
