@@ -8,6 +8,9 @@
 //!
 //! `cargo bench -p origin --bench reconcile`
 
+#[path = "../tests/support/keys.rs"]
+mod keys;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -32,11 +35,11 @@ async fn measure(copies: usize) {
     let url = format!("sqlite://{}", database.display());
     // Migrate, then write the payments in one transaction.
     drop(
-        origin::store::open(&url, Duration::from_secs(3))
+        origin::store::open(&url, Duration::from_secs(3), keys::cipher("v1"))
             .await
             .expect("a store"),
     );
-    insert_payments(&url).await;
+    insert_payments(&url, &keys::cipher("v1")).await;
     let file = settlement_file(copies);
     let rows = PAYMENTS * copies;
 
@@ -50,6 +53,8 @@ async fn measure(copies: usize) {
             .env("EDGE_SIGNING_SECRET", "bench-edge-secret-0123456789abcdef")
             .env("GATEWAY_URL", "http://127.0.0.1:9")
             .env("OPERATOR_TOKEN", TOKEN)
+            .env("ENCRYPTION_KEKS", keys::KEKS)
+            .env("ENCRYPTION_CURRENT_KEK", "v1")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .spawn()
@@ -100,7 +105,7 @@ async fn measure(copies: usize) {
 }
 
 /// `order-000000` … approved on 2026-11-30 for 1,000 … won.
-async fn insert_payments(url: &str) {
+async fn insert_payments(url: &str, cipher: &origin::crypto::FieldCipher) {
     let mut connection = url
         .parse::<SqliteConnectOptions>()
         .expect("a URL")
@@ -115,7 +120,15 @@ async fn insert_payments(url: &str) {
              approved_at, created_at, updated_at) VALUES (?, 'user-1', ?, ?, 'APPROVED', ?, ?, ?)",
         )
         .bind(format!("order-{n:06}"))
-        .bind(format!("pk-{n:06}"))
+        .bind(
+            cipher
+                .seal(
+                    origin::crypto::PAYMENT_KEY,
+                    &format!("order-{n:06}"),
+                    &format!("pk-{n:06}"),
+                )
+                .expect("sealed"),
+        )
         .bind(amount(n))
         .bind(at)
         .bind(at)

@@ -4,6 +4,8 @@
 //! `cargo bench -p origin --bench recovery` (PostgreSQL needs `scripts/bootstrap
 //! --postgres`; the bench starts a throwaway server of its own).
 
+#[path = "../tests/support/keys.rs"]
+mod keys;
 #[path = "../tests/support/postgres.rs"]
 mod postgres;
 
@@ -61,7 +63,7 @@ async fn approve_at_the_pg(gateway: &str) {
 }
 
 async fn measure(name: &str, url: &str, gateway: &str) {
-    let store = store::open(url, Duration::from_secs(3))
+    let store = store::open(url, Duration::from_secs(3), keys::cipher("v1"))
         .await
         .expect("a store");
     futures_util::stream::iter(0..PAYMENTS)

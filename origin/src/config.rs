@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use rules::rate_limit::parse_rate;
 
+use crate::crypto::{FieldCipher, KeyConfigError};
 use crate::guard::breaker::BreakerConfig;
 use crate::guard::limiter::LimiterConfig;
 use crate::guard::GuardConfig;
@@ -43,16 +44,21 @@ pub struct OriginConfig {
     /// `GATEWAY_CALLBACK_SECRET`: the key the PG signs callbacks with; unset refuses
     /// every callback.
     pub callback_secret: Option<Vec<u8>>,
+    /// `ENCRYPTION_KEKS`, `ENCRYPTION_CURRENT_KEK`: the KEKs the sensitive columns are
+    /// sealed under.
+    pub cipher: FieldCipher,
     /// `RECOVERY_INTERVAL_MS`, `RECOVERY_MIN_AGE_MS`, `RECOVERY_MAX_AGE_MS`; the
     /// NOT_FOUND spacing follows `GATEWAY_TIMEOUT_MS`.
     pub recovery: RecoveryConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("{name}: {problem}")]
-pub struct ConfigError {
-    name: &'static str,
-    problem: String,
+pub enum ConfigError {
+    #[error("{name}: {problem}")]
+    Invalid { name: &'static str, problem: String },
+    /// `ENCRYPTION_KEKS` or `ENCRYPTION_CURRENT_KEK`; the message names which.
+    #[error(transparent)]
+    Keys(#[from] KeyConfigError),
 }
 
 impl OriginConfig {
@@ -69,25 +75,27 @@ impl OriginConfig {
         };
         let address = |name: &'static str, default: &str| {
             let value = get(name).unwrap_or_else(|| default.to_owned());
-            value.parse::<SocketAddr>().map_err(|_| ConfigError {
-                name,
-                problem: format!("`{value}` is not an address such as 127.0.0.1:8080"),
-            })
+            value
+                .parse::<SocketAddr>()
+                .map_err(|_| ConfigError::Invalid {
+                    name,
+                    problem: format!("`{value}` is not an address such as 127.0.0.1:8080"),
+                })
         };
         let database_url = database_url(&lookup)?;
-        let edge_secret = get("EDGE_SIGNING_SECRET").ok_or(ConfigError {
+        let edge_secret = get("EDGE_SIGNING_SECRET").ok_or(ConfigError::Invalid {
             name: "EDGE_SIGNING_SECRET",
             problem: "is not set (the HMAC key shared with the edge)".into(),
         })?;
         if edge_secret.len() < MIN_SECRET_LEN {
-            return Err(ConfigError {
+            return Err(ConfigError::Invalid {
                 name: "EDGE_SIGNING_SECRET",
                 problem: format!("must be at least {MIN_SECRET_LEN} characters"),
             });
         }
         let gateway_url = get("GATEWAY_URL").unwrap_or_else(|| "http://127.0.0.1:8090".into());
         if !(gateway_url.starts_with("http://") || gateway_url.starts_with("https://")) {
-            return Err(ConfigError {
+            return Err(ConfigError::Invalid {
                 name: "GATEWAY_URL",
                 problem: "must be an http:// or https:// URL".into(),
             });
@@ -97,7 +105,7 @@ impl OriginConfig {
             .as_ref()
             .is_some_and(|token| token.len() < MIN_SECRET_LEN)
         {
-            return Err(ConfigError {
+            return Err(ConfigError::Invalid {
                 name: "OPERATOR_TOKEN",
                 problem: format!("must be at least {MIN_SECRET_LEN} characters"),
             });
@@ -108,7 +116,7 @@ impl OriginConfig {
                 .parse::<u64>()
                 .ok()
                 .filter(|n| (min..=max).contains(n))
-                .ok_or(ConfigError {
+                .ok_or(ConfigError::Invalid {
                     name,
                     problem: format!("`{value}` is not a whole number from {min} to {max}"),
                 })
@@ -132,7 +140,7 @@ impl OriginConfig {
             half_open_calls: small("BREAKER_HALF_OPEN_CALLS", 3, 1, 1_000)?,
         };
         if breaker.min_calls > breaker.window {
-            return Err(ConfigError {
+            return Err(ConfigError::Invalid {
                 name: "BREAKER_MIN_CALLS",
                 problem: format!(
                     "{} is more than BREAKER_WINDOW ({}), so the breaker could never open",
@@ -145,7 +153,7 @@ impl OriginConfig {
             .as_ref()
             .is_some_and(|secret| secret.len() < MIN_SECRET_LEN)
         {
-            return Err(ConfigError {
+            return Err(ConfigError::Invalid {
                 name: "GATEWAY_CALLBACK_SECRET",
                 problem: format!("must be at least {MIN_SECRET_LEN} characters"),
             });
@@ -157,6 +165,7 @@ impl OriginConfig {
             limiter: limiter(get("LIMITER"), get("LIMITER_RATE"))?,
         };
         Ok(Self {
+            cipher: FieldCipher::from_env(&lookup)?,
             listen: address("ORIGIN_LISTEN", "127.0.0.1:8080")?,
             metrics_listen: address("ORIGIN_METRICS_LISTEN", "127.0.0.1:9090")?,
             database_url,
@@ -187,7 +196,7 @@ fn flag(value: Option<String>, name: &'static str, default: bool) -> Result<bool
         None => Ok(default),
         Some("true" | "1" | "on") => Ok(true),
         Some("false" | "0" | "off") => Ok(false),
-        Some(other) => Err(ConfigError {
+        Some(other) => Err(ConfigError::Invalid {
             name,
             problem: format!("`{other}` is not true or false"),
         }),
@@ -197,7 +206,7 @@ fn flag(value: Option<String>, name: &'static str, default: bool) -> Result<bool
 /// `LIMITER` (`off`, `token-bucket`, `sliding-window`) with `LIMITER_RATE` (`50/1s`).
 fn limiter(kind: Option<String>, rate: Option<String>) -> Result<LimiterConfig, ConfigError> {
     let rate = rate.unwrap_or_else(|| "50/1s".into());
-    let parsed = parse_rate(&rate).map_err(|problem| ConfigError {
+    let parsed = parse_rate(&rate).map_err(|problem| ConfigError::Invalid {
         name: "LIMITER_RATE",
         problem,
     });
@@ -205,7 +214,7 @@ fn limiter(kind: Option<String>, rate: Option<String>) -> Result<LimiterConfig, 
         None | Some("off") => Ok(LimiterConfig::Off),
         Some("token-bucket") => Ok(LimiterConfig::TokenBucket(parsed?)),
         Some("sliding-window") => Ok(LimiterConfig::SlidingWindow(parsed?)),
-        Some(other) => Err(ConfigError {
+        Some(other) => Err(ConfigError::Invalid {
             name: "LIMITER",
             problem: format!("`{other}` is not off, token-bucket or sliding-window"),
         }),
@@ -219,7 +228,7 @@ pub fn database_url(lookup: impl Fn(&str) -> Option<String>) -> Result<String, C
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "sqlite://data/origin.sqlite3".into());
     if Backend::of(&url).is_none() {
-        return Err(ConfigError {
+        return Err(ConfigError::Invalid {
             name: "DATABASE_URL",
             problem: "must be a sqlite:, postgres:// or postgresql:// URL".into(),
         });
@@ -233,9 +242,14 @@ mod tests {
 
     const SECRET: &str = "0123456789abcdef0123456789abcdef";
 
+    /// One KEK, all zeros: `vars` may set the keys otherwise.
+    const KEKS: &str = "v1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+
     fn config(vars: &[(&str, &str)]) -> Result<OriginConfig, ConfigError> {
+        let keys = [("ENCRYPTION_KEKS", KEKS), ("ENCRYPTION_CURRENT_KEK", "v1")];
         OriginConfig::from_lookup(|name| {
             vars.iter()
+                .chain(&keys)
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| (*v).to_owned())
         })
@@ -251,6 +265,7 @@ mod tests {
         assert_eq!(config.db_acquire_timeout, Duration::from_secs(3));
         assert_eq!(config.operator_token, None);
         assert!(config.database_url.starts_with("sqlite://"));
+        assert_eq!(config.cipher.current_version(), 1);
     }
 
     #[test]
@@ -350,6 +365,13 @@ mod tests {
                 "ORIGIN_MAX_CONCURRENT_REQUESTS",
             ),
             (&[("OPERATOR_TOKEN", "op")], "OPERATOR_TOKEN"),
+            (&[("ENCRYPTION_KEKS", "")], "ENCRYPTION_KEKS"),
+            (&[("ENCRYPTION_KEKS", "v1:c2hvcnQ=")], "ENCRYPTION_KEKS"),
+            (
+                &[("ENCRYPTION_CURRENT_KEK", "v2")],
+                "ENCRYPTION_CURRENT_KEK",
+            ),
+            (&[("ENCRYPTION_CURRENT_KEK", " ")], "ENCRYPTION_CURRENT_KEK"),
         ];
         for (vars, name) in cases {
             let mut vars = vars.to_vec();

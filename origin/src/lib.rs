@@ -13,6 +13,8 @@
 //!   PG's word; [`callback`] — the PG's signed callbacks, converged at once.
 //! - [`settlement`] — the PG's settlement file, parsed as a stream and reconciled with
 //!   our APPROVED payments; the exception queue. [`reconciliations`] — its operator routes.
+//! - [`crypto`] — envelope encryption of sensitive columns (AES-256-GCM data keys wrapped
+//!   by versioned KEKs); [`rotation`] — `origin keys rewrap`, onto the current KEK.
 //! - [`users`] — argon2id passwords, the credential check behind login, `origin user add`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
@@ -26,6 +28,7 @@ pub mod app;
 pub mod callback;
 pub mod clock;
 pub mod config;
+pub mod crypto;
 pub mod edge_signature;
 pub mod error;
 pub mod gateway;
@@ -36,6 +39,7 @@ pub mod overload;
 pub mod payments;
 pub mod reconciliations;
 pub mod recovery;
+pub mod rotation;
 pub mod server;
 pub mod settlement;
 pub mod store;

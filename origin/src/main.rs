@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use origin::config::{database_url, OriginConfig};
+use origin::crypto::FieldCipher;
 use origin::users::UserAdded;
 use tracing_subscriber::EnvFilter;
 
@@ -40,10 +41,27 @@ enum Command {
         #[arg(long, requires = "from")]
         to: Option<String>,
     },
+    /// Manage the key-encryption keys (ENCRYPTION_KEKS, ENCRYPTION_CURRENT_KEK).
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Manage the users who can log in through the edge.
     User {
         #[command(subcommand)]
         command: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Rewrap every sealed value not on ENCRYPTION_CURRENT_KEK onto it (only the data
+    /// keys change), a batch at a time, while the origin serves; resumable, and a second
+    /// run changes nothing. Prints a summary as JSON; fails if a value did not open.
+    Rewrap {
+        /// Values read and replaced per transaction.
+        #[arg(long, default_value_t = origin::rotation::BATCH)]
+        batch: u32,
     },
 }
 
@@ -77,6 +95,9 @@ async fn main() -> anyhow::Result<()> {
             from,
             to,
         } => reconcile(&file, date.as_deref(), from.as_deref(), to.as_deref()).await,
+        Command::Keys {
+            command: KeysCommand::Rewrap { batch },
+        } => rewrap(batch).await,
         Command::User {
             command:
                 UserCommand::Add {
@@ -89,7 +110,12 @@ async fn main() -> anyhow::Result<()> {
 
 async fn recover(once: bool) -> anyhow::Result<()> {
     let config = OriginConfig::from_env()?;
-    let store = origin::store::open(&config.database_url, config.db_acquire_timeout).await?;
+    let store = origin::store::open(
+        &config.database_url,
+        config.db_acquire_timeout,
+        config.cipher.clone(),
+    )
+    .await?;
     let metrics = std::sync::Arc::new(origin::metrics::Metrics::default());
     let recovery = std::sync::Arc::new(origin::server::recovery(&config, store, metrics)?);
     if once {
@@ -114,8 +140,7 @@ async fn reconcile(
     use origin::settlement::{period::Period, run};
     let period = Period::from_query(date, from, to)?;
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let url = database_url(|name| std::env::var(name).ok())?;
-    let store = origin::store::open(&url, std::time::Duration::from_secs(3)).await?;
+    let store = open_store().await?;
     let metrics = origin::metrics::Metrics::default();
     let progress = std::sync::Arc::new(ProgressBar {
         bar: indicatif::ProgressBar::new(0),
@@ -127,23 +152,73 @@ async fn reconcile(
     Ok(())
 }
 
-/// A progress bar on standard error (when it is a terminal), through the file's
-/// bytes, one pass at a time.
+async fn rewrap(batch: u32) -> anyhow::Result<()> {
+    use origin::rotation::Rotation;
+    let lookup = |name: &str| std::env::var(name).ok();
+    let cipher = FieldCipher::from_env(lookup)?;
+    let store = origin::store::open(
+        &database_url(lookup)?,
+        std::time::Duration::from_secs(3),
+        cipher.clone(),
+    )
+    .await?;
+    let mut rotation = Rotation::new(store.as_ref(), &cipher, batch);
+    let progress = ProgressBar {
+        bar: indicatif::ProgressBar::new(0),
+    };
+    progress.start(
+        &format!("rewrapping onto v{}", cipher.current_version()),
+        "{msg} [{bar:40}] {pos}/{len} {per_sec} eta {eta}",
+        rotation.remaining().await?,
+    );
+    loop {
+        let read = rotation.next_batch().await;
+        match read {
+            Ok(0) => break,
+            Ok(read) => progress.bar.inc(read),
+            Err(error) => {
+                progress.bar.abandon();
+                return Err(anyhow::Error::new(error)
+                    .context("rewrap stopped; what was committed stays, run it again to go on"));
+            }
+        }
+    }
+    progress.bar.finish_and_clear();
+    let report = rotation.report();
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    anyhow::ensure!(
+        report.failed == 0,
+        "{} values did not open and were left as they are",
+        report.failed
+    );
+    Ok(())
+}
+
+/// A progress bar on standard error (when it is a terminal).
 struct ProgressBar {
     bar: indicatif::ProgressBar,
 }
 
+impl ProgressBar {
+    /// Starts over at 0 of `length`, drawn with `template`.
+    fn start(&self, message: &str, template: &str, length: u64) {
+        let style = indicatif::ProgressStyle::with_template(template)
+            .map(|style| style.progress_chars("=> "))
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        self.bar.set_style(style);
+        self.bar.set_message(message.to_owned());
+        self.bar.set_length(length);
+        self.bar.set_position(0);
+    }
+}
+
 impl origin::settlement::run::Progress for ProgressBar {
     fn pass(&self, stage: &'static str, file_bytes: u64) {
-        let style = indicatif::ProgressStyle::with_template(
+        self.start(
+            stage,
             "{msg:>18} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .map(|style| style.progress_chars("=> "))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-        self.bar.set_style(style);
-        self.bar.set_message(stage);
-        self.bar.set_length(file_bytes);
-        self.bar.set_position(0);
+            file_bytes,
+        );
     }
 
     fn read(&self, bytes: u64) {
@@ -152,8 +227,7 @@ impl origin::settlement::run::Progress for ProgressBar {
 }
 
 async fn add_user(name: &str, replace_password: bool) -> anyhow::Result<()> {
-    let url = database_url(|name| std::env::var(name).ok())?;
-    let store = origin::store::open(&url, std::time::Duration::from_secs(3)).await?;
+    let store = open_store().await?;
     let mut password = String::new();
     std::io::stdin().read_line(&mut password)?;
     let password = password.strip_suffix('\n').unwrap_or(&password);
@@ -163,6 +237,14 @@ async fn add_user(name: &str, replace_password: bool) -> anyhow::Result<()> {
         UserAdded::PasswordReplaced => println!("set a new password for user {name}"),
     }
     Ok(())
+}
+
+/// The store, for a command that needs only the database and the keys.
+async fn open_store() -> anyhow::Result<std::sync::Arc<dyn origin::store::Store>> {
+    let lookup = |name: &str| std::env::var(name).ok();
+    let url = database_url(lookup)?;
+    let cipher = FieldCipher::from_env(lookup)?;
+    origin::store::open(&url, std::time::Duration::from_secs(3), cipher).await
 }
 
 /// Resolves on the first SIGINT or SIGTERM.

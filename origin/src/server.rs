@@ -53,7 +53,12 @@ pub async fn serve(
     config: OriginConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let store = store::open(&config.database_url, config.db_acquire_timeout).await?;
+    let store = store::open(
+        &config.database_url,
+        config.db_acquire_timeout,
+        config.cipher.clone(),
+    )
+    .await?;
     let metrics = Arc::new(Metrics::default());
     if config.operator_token.is_none() {
         tracing::warn!("OPERATOR_TOKEN is not set: operator routes (/admin/…) are off");

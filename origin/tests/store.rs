@@ -3,6 +3,8 @@
 //! Then what only PostgreSQL has: several instances sharing one database, and its
 //! transient errors.
 
+#[path = "support/keys.rs"]
+mod keys;
 #[path = "support/postgres.rs"]
 mod test_postgres;
 
@@ -28,14 +30,18 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 async fn sqlite() -> (Arc<dyn Store>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("store.sqlite3").display());
-    let store = store::open(&url, ACQUIRE_TIMEOUT).await.unwrap();
+    let store = store::open(&url, ACQUIRE_TIMEOUT, keys::cipher("v1"))
+        .await
+        .unwrap();
     (store, dir)
 }
 
 /// A store on a new PostgreSQL server, and the server (stopped on drop).
 async fn postgres() -> (Arc<dyn Store>, TestPostgres) {
     let server = TestPostgres::start();
-    let store = store::open(server.url(), ACQUIRE_TIMEOUT).await.unwrap();
+    let store = store::open(server.url(), ACQUIRE_TIMEOUT, keys::cipher("v1"))
+        .await
+        .unwrap();
     (store, server)
 }
 
@@ -838,8 +844,8 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
 /// Two origin instances on one database, opened (and migrated) at the same time.
 async fn two_instances(server: &TestPostgres) -> [Arc<dyn Store>; 2] {
     let (first, second) = tokio::join!(
-        store::open(server.url(), ACQUIRE_TIMEOUT),
-        store::open(server.url(), ACQUIRE_TIMEOUT)
+        store::open(server.url(), ACQUIRE_TIMEOUT, keys::cipher("v1")),
+        store::open(server.url(), ACQUIRE_TIMEOUT, keys::cipher("v1"))
     );
     [first.unwrap(), second.unwrap()]
 }
@@ -1190,7 +1196,9 @@ async fn locked_payment(server: &TestPostgres, store: &dyn Store) -> (i64, PgCon
 #[tokio::test]
 async fn a_lock_wait_ends_at_the_lock_timeout_as_a_transient_error() {
     let server = TestPostgres::start();
-    let store = store::open(server.url(), ACQUIRE_TIMEOUT).await.unwrap();
+    let store = store::open(server.url(), ACQUIRE_TIMEOUT, keys::cipher("v1"))
+        .await
+        .unwrap();
     let (id, _holder) = locked_payment(&server, store.as_ref()).await;
     let started = Instant::now();
     let err = store
@@ -1209,7 +1217,7 @@ async fn a_lock_wait_ends_at_the_lock_timeout_as_a_transient_error() {
 #[tokio::test]
 async fn a_request_waits_for_a_connection_no_longer_than_the_acquire_timeout() {
     let server = TestPostgres::start();
-    let store = store::open(server.url(), Duration::from_millis(100))
+    let store = store::open(server.url(), Duration::from_millis(100), keys::cipher("v1"))
         .await
         .unwrap();
     let (id, mut holder) = locked_payment(&server, store.as_ref()).await;

@@ -30,6 +30,10 @@ pub const JWT_SECRET: &[u8] = b"e2e-access-token-key-0123456789abcdef";
 pub const KID: &str = "e2e-1";
 /// The origin's `OPERATOR_TOKEN` in tests.
 pub const OPERATOR_TOKEN: &str = "e2e-operator-token-0123456789abcdef";
+/// The origin's key-encryption keys in tests: v1 and v2 (v1 current unless a test
+/// changes it with [`System::set_origin_env`]).
+pub const ENCRYPTION_KEKS: &str = "v1:ERERERERERERERERERERERERERERERERERERERERERE=,\
+                                   v2:IiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiI=";
 /// The key the simulator signs its callbacks with, in tests.
 pub const CALLBACK_SECRET: &str = "e2e-gateway-callback-secret-0123456789";
 
@@ -187,6 +191,8 @@ impl System {
             ("GATEWAY_URL", gateway.clone()),
             ("OPERATOR_TOKEN", OPERATOR_TOKEN.to_owned()),
             ("GATEWAY_CALLBACK_SECRET", CALLBACK_SECRET.to_owned()),
+            ("ENCRYPTION_KEKS", ENCRYPTION_KEKS.to_owned()),
+            ("ENCRYPTION_CURRENT_KEK", "v1".to_owned()),
         ];
         system.origin_env = own
             .into_iter()
@@ -281,14 +287,25 @@ impl System {
         command
     }
 
+    /// Sets one of the origin's variables for the commands run and the restarts from
+    /// now on; the running origin keeps what it started with.
+    pub fn set_origin_env(&mut self, name: &str, value: &str) {
+        self.origin_env.retain(|(known, _)| known != name);
+        self.origin_env.push((name.to_owned(), value.to_owned()));
+    }
+
+    /// Runs `origin ARGS` with the origin's configuration, whatever comes of it.
+    pub fn origin_cli_output(&self, args: &[&str]) -> std::process::Output {
+        self.origin_command(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("the origin command runs")
+    }
+
     /// Runs `origin ARGS` (e.g. `recover --once`) with the origin's configuration; its
     /// standard output, after asserting it succeeded.
     pub fn origin_cli(&self, args: &[&str]) -> String {
-        let output = self
-            .origin_command(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("the origin command runs");
+        let output = self.origin_cli_output(args);
         assert!(
             output.status.success(),
             "origin {args:?} failed: {}",
@@ -478,12 +495,7 @@ impl System {
         key: Option<&str>,
         body: &str,
     ) -> reqwest::Result<reqwest::Response> {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let nonce = format!(
-            "{:016x}{:016x}",
-            now_ms(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
+        let nonce = fresh_nonce();
         self.signed_request_to(
             base,
             SignedRequest {
@@ -498,6 +510,23 @@ impl System {
         )
         .send()
         .await
+    }
+
+    /// A signed `GET path` at the origin for `user`, as the edge sends it.
+    pub async fn origin_get(&self, user: &str, path: &str) -> reqwest::Response {
+        let nonce = fresh_nonce();
+        self.signed_origin_request(SignedRequest {
+            method: "GET",
+            path_and_query: path,
+            timestamp_ms: now_ms(),
+            nonce: &nonce,
+            user_id: user,
+            idempotency_key: "",
+            body: b"",
+        })
+        .send()
+        .await
+        .expect("the origin answers")
     }
 
     /// Confirms `order_id` (5000, [`order_body`]) at the origin for `user-1`, with a key
@@ -616,6 +645,16 @@ impl Drop for System {
             }
         }
     }
+}
+
+/// A nonce no other request of this test run has used.
+fn fresh_nonce() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!(
+        "{:016x}{:016x}",
+        now_ms(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
 }
 
 /// A confirm body for `order_id`: 5000, with a payment key of its own.

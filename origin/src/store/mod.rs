@@ -6,14 +6,15 @@
 
 mod open;
 pub mod postgres;
-mod queue_rows;
 pub mod sqlite;
+mod statements;
 pub mod transient;
 
 use async_trait::async_trait;
 use serde::Serialize;
 
 pub use self::open::{open, without_password, Backend};
+use crate::crypto::CryptoError;
 use crate::recovery::decide::{Decision, RecoveryState};
 use crate::settlement::period::Period;
 use crate::settlement::queue::{Item, ItemStatus, Resolution};
@@ -121,6 +122,22 @@ pub struct EventView {
     pub sold: i64,
 }
 
+/// A payment key as the database holds it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct StoredPaymentKey {
+    pub payment_id: i64,
+    pub order_id: String,
+    pub stored: String,
+}
+
+/// A stored payment key to replace, if it is still `old`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replacement {
+    pub payment_id: i64,
+    pub old: String,
+    pub new: String,
+}
+
 /// A user who can log in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
@@ -184,6 +201,10 @@ pub enum StoreError {
     /// An event's stock cannot go below what is already reserved or sold.
     #[error("{committed} units are already reserved or sold")]
     StockBelowCommitted { committed: i64 },
+    /// A sealed column did not open (altered, moved, or its KEK version is gone), or a
+    /// value could not be sealed.
+    #[error("sealed column: {0}")]
+    Crypto(#[from] CryptoError),
     /// No database connection came free within the acquire timeout.
     #[error("no database connection came free in time")]
     Busy,
@@ -349,6 +370,22 @@ pub trait Store: Send + Sync + 'static {
         note: &str,
         now_ms: i64,
     ) -> Result<Resolution, StoreError>;
+
+    /// Payment keys as stored (sealed, or in plain text from before encryption) that
+    /// are not sealed under KEK `version`, of payments with ids above `after_id`, by id.
+    async fn payment_keys_not_on(
+        &self,
+        version: u32,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredPaymentKey>, StoreError>;
+
+    /// How many payment keys are not sealed under KEK `version`.
+    async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError>;
+
+    /// Stores each payment's new sealed key if its stored key is still the old one, in
+    /// one transaction; returns how many were replaced.
+    async fn replace_payment_keys(&self, replacements: &[Replacement]) -> Result<u64, StoreError>;
 
     /// Adds a user; the name must be new.
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError>;

@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use super::postgres::PgStore;
 use super::sqlite::SqliteStore;
 use super::Store;
+use crate::crypto::FieldCipher;
 
 /// The database a `DATABASE_URL` names, by its scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,19 +32,23 @@ impl Backend {
     }
 }
 
-/// Opens (and migrates) the store at `url`, SQLite or PostgreSQL by its scheme. A
-/// request waits at most `acquire_timeout` for a connection. Errors name the URL
-/// without its password.
-pub async fn open(url: &str, acquire_timeout: Duration) -> anyhow::Result<Arc<dyn Store>> {
+/// Opens (and migrates) the store at `url`, SQLite or PostgreSQL by its scheme, sealing
+/// and opening the sensitive columns with `cipher`. A request waits at most
+/// `acquire_timeout` for a connection. Errors name the URL without its password.
+pub async fn open(
+    url: &str,
+    acquire_timeout: Duration,
+    cipher: FieldCipher,
+) -> anyhow::Result<Arc<dyn Store>> {
     let shown = without_password(url);
     let store: Arc<dyn Store> = match Backend::of(url) {
         Some(Backend::Sqlite) => Arc::new(
-            SqliteStore::open(url, acquire_timeout)
+            SqliteStore::open(url, acquire_timeout, cipher)
                 .await
                 .with_context(|| format!("DATABASE_URL: cannot open {shown}"))?,
         ),
         Some(Backend::Postgres) => Arc::new(
-            PgStore::open(url, acquire_timeout)
+            PgStore::open(url, acquire_timeout, cipher)
                 .await
                 .with_context(|| format!("DATABASE_URL: cannot open {shown}"))?,
         ),
@@ -138,11 +143,15 @@ mod tests {
             "postgres://origin:s3cret@127.0.0.1:1/pay",
         ];
         for url in urls {
-            let err = open(url, Duration::from_secs(1))
-                .await
-                .err()
-                .map(|err| format!("{err:#}"))
-                .unwrap_or_default();
+            let err = open(
+                url,
+                Duration::from_secs(1),
+                crate::crypto::test_cipher("v1"),
+            )
+            .await
+            .err()
+            .map(|err| format!("{err:#}"))
+            .unwrap_or_default();
             assert!(err.starts_with("DATABASE_URL"), "{err}");
             assert!(err.contains("origin:***@"), "{err}");
             assert!(!err.contains("s3cret"), "{err}");

@@ -10,13 +10,15 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::{Executor as _, PgPool, Postgres, QueryBuilder, Row};
 
-use super::queue_rows::{
-    item_from_row, CLOSED_BY_A_MATCH_CATEGORIES, FINDINGS_PER_STATEMENT, ITEM_COLUMNS,
+use super::statements::{
+    item_from_row, replacing_payment_keys, CLOSED_BY_A_MATCH_CATEGORIES, ITEM_COLUMNS,
+    ROWS_PER_STATEMENT,
 };
 use super::{
     Claimed, EventSpec, EventView, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus,
-    Store, StoreError, StoredResponse, User,
+    Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
+use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
 use crate::recovery::decide::{Decision, RecoveryState};
 use crate::settlement::period::Period;
 use crate::settlement::queue::{self, Item, ItemStatus, Resolution};
@@ -39,6 +41,7 @@ const HOLDS_A_UNIT: &str = "status IN ('PENDING', 'UNKNOWN', 'APPROVED')";
 
 #[derive(Clone)]
 pub struct PgStore {
+    cipher: FieldCipher,
     pool: PgPool,
 }
 
@@ -46,7 +49,11 @@ impl PgStore {
     /// Connects to the database at `url` (`postgres://…`) and migrates it; instances
     /// starting together migrate one after the other (the migrator holds an advisory
     /// lock). A request waits at most `acquire_timeout` for a connection.
-    pub async fn open(url: &str, acquire_timeout: Duration) -> anyhow::Result<Self> {
+    pub async fn open(
+        url: &str,
+        acquire_timeout: Duration,
+        cipher: FieldCipher,
+    ) -> anyhow::Result<Self> {
         let options = PgConnectOptions::from_str(url)?.application_name("origin");
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
@@ -60,7 +67,7 @@ impl PgStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/postgres").run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, cipher })
     }
 }
 
@@ -101,7 +108,10 @@ impl Store for PgStore {
         let row = sqlx::query(&insert)
             .bind(&new.order_id)
             .bind(&new.user_id)
-            .bind(&new.payment_key)
+            .bind(
+                self.cipher
+                    .seal(PAYMENT_KEY, &new.order_id, &new.payment_key)?,
+            )
             .bind(new.amount)
             .bind(&new.event_id)
             .bind(new.now_ms)
@@ -109,7 +119,7 @@ impl Store for PgStore {
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
         tx.commit().await?;
-        payment_from_row(&row)
+        self.payment_from_row(&row)
     }
 
     async fn record_outcome(
@@ -149,7 +159,7 @@ impl Store for PgStore {
             .bind(user_id)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|row| payment_from_row(&row)).transpose()
+        row.map(|row| self.payment_from_row(&row)).transpose()
     }
 
     async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError> {
@@ -161,7 +171,7 @@ impl Store for PgStore {
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(payment_from_row).collect()
+        rows.iter().map(|row| self.payment_from_row(row)).collect()
     }
 
     async fn claim_idempotency_key(
@@ -296,7 +306,7 @@ impl Store for PgStore {
             .bind(payment_id)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|row| payment_from_row(&row))
+        row.map(|row| self.payment_from_row(&row))
             .transpose()?
             .ok_or(StoreError::NoSuchPayment(payment_id))
     }
@@ -307,7 +317,7 @@ impl Store for PgStore {
             .bind(order_id)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|row| payment_from_row(&row)).transpose()
+        row.map(|row| self.payment_from_row(&row)).transpose()
     }
 
     async fn payments_with_status(
@@ -323,7 +333,7 @@ impl Store for PgStore {
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(payment_from_row).collect()
+        rows.iter().map(|row| self.payment_from_row(row)).collect()
     }
 
     async fn claim_for_recovery(
@@ -355,7 +365,7 @@ impl Store for PgStore {
             .await?;
         let mut claimed = rows
             .iter()
-            .map(payment_from_row)
+            .map(|row| self.payment_from_row(row))
             .collect::<Result<Vec<_>, _>>()?;
         // RETURNING keeps no order: oldest due first, as chosen.
         claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
@@ -535,7 +545,7 @@ impl Store for PgStore {
         now_ms: i64,
     ) -> Result<u64, StoreError> {
         let mut added = 0;
-        for chunk in findings.chunks(FINDINGS_PER_STATEMENT) {
+        for chunk in findings.chunks(ROWS_PER_STATEMENT) {
             let mut insert = QueryBuilder::<Postgres>::new(
                 "INSERT INTO reconciliation_items (fingerprint, order_id, category, \
                  internal_amount, external_amount, line, period_first, period_last, created_at) ",
@@ -559,7 +569,7 @@ impl Store for PgStore {
 
     async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError> {
         let mut closed = 0;
-        for chunk in order_ids.chunks(FINDINGS_PER_STATEMENT) {
+        for chunk in order_ids.chunks(ROWS_PER_STATEMENT) {
             let mut update = QueryBuilder::<Postgres>::new(
                 "UPDATE reconciliation_items SET status = 'RESOLVED', note = ",
             );
@@ -640,6 +650,51 @@ impl Store for PgStore {
         })
     }
 
+    async fn payment_keys_not_on(
+        &self,
+        version: u32,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredPaymentKey>, StoreError> {
+        let prefix = version_prefix(version);
+        Ok(sqlx::query_as(
+            "SELECT id AS payment_id, order_id, payment_key AS stored FROM payments \
+             WHERE id > $1 AND substr(payment_key, 1, $2) <> $3 ORDER BY id LIMIT $4",
+        )
+        .bind(after_id)
+        .bind(prefix.len() as i32)
+        .bind(&prefix)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError> {
+        let prefix = version_prefix(version);
+        let count: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM payments WHERE substr(payment_key, 1, $1) <> $2",
+        )
+        .bind(prefix.len() as i32)
+        .bind(&prefix)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(count).unwrap_or_default())
+    }
+
+    async fn replace_payment_keys(&self, replacements: &[Replacement]) -> Result<u64, StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        let mut replaced = 0;
+        for chunk in replacements.chunks(ROWS_PER_STATEMENT) {
+            replaced += replacing_payment_keys::<Postgres>(chunk)
+                .build()
+                .execute(&mut *transaction)
+                .await?
+                .rows_affected();
+        }
+        transaction.commit().await?;
+        Ok(replaced)
+    }
+
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO users (id, username, password_hash, created_at, updated_at) \
@@ -687,6 +742,39 @@ impl Store for PgStore {
     }
 }
 
+impl PgStore {
+    /// A payment row, its payment key opened.
+    fn payment_from_row(&self, row: &PgRow) -> Result<Payment, StoreError> {
+        let status: String = row.try_get("status")?;
+        let status = PaymentStatus::parse(&status)
+            .ok_or_else(|| decode_error(format!("unknown status {status}")))?;
+        let order_id: String = row.try_get("order_id")?;
+        let payment_key: String = row.try_get("payment_key")?;
+        let payment_key = self.cipher.open(PAYMENT_KEY, &order_id, &payment_key)?;
+        Ok(Payment {
+            payment_id: row.try_get("id")?,
+            order_id,
+            user_id: row.try_get("user_id")?,
+            payment_key,
+            amount: row.try_get("amount")?,
+            event_id: row.try_get("event_id")?,
+            status,
+            failure_reason: row.try_get("failure_reason")?,
+            approved_at: row.try_get("approved_at")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            recovery: RecoveryState {
+                attempts: count(row.try_get("recovery_attempts")?),
+                not_found_count: count(row.try_get("not_found_count")?),
+                last_not_found_at: row.try_get("last_not_found_at")?,
+                next_attempt_at: row.try_get("next_recovery_at")?,
+                flag: row.try_get("flag_reason")?,
+                refund_due: row.try_get::<i32, _>("refund_due")? != 0,
+            },
+        })
+    }
+}
+
 fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
     match &err {
         sqlx::Error::Database(db) if db.is_unique_violation() => duplicate,
@@ -696,33 +784,6 @@ fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
 
 fn decode_error(problem: String) -> StoreError {
     StoreError::Database(sqlx::Error::Decode(problem.into()))
-}
-
-fn payment_from_row(row: &PgRow) -> Result<Payment, StoreError> {
-    let status: String = row.try_get("status")?;
-    let status = PaymentStatus::parse(&status)
-        .ok_or_else(|| decode_error(format!("unknown status {status}")))?;
-    Ok(Payment {
-        payment_id: row.try_get("id")?,
-        order_id: row.try_get("order_id")?,
-        user_id: row.try_get("user_id")?,
-        payment_key: row.try_get("payment_key")?,
-        amount: row.try_get("amount")?,
-        event_id: row.try_get("event_id")?,
-        status,
-        failure_reason: row.try_get("failure_reason")?,
-        approved_at: row.try_get("approved_at")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        recovery: RecoveryState {
-            attempts: count(row.try_get("recovery_attempts")?),
-            not_found_count: count(row.try_get("not_found_count")?),
-            last_not_found_at: row.try_get("last_not_found_at")?,
-            next_attempt_at: row.try_get("next_recovery_at")?,
-            flag: row.try_get("flag_reason")?,
-            refund_due: row.try_get::<i32, _>("refund_due")? != 0,
-        },
-    })
 }
 
 /// A stored counter (an INTEGER, never negative) as a count.

@@ -8,13 +8,15 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
 
-use super::queue_rows::{
-    item_from_row, CLOSED_BY_A_MATCH_CATEGORIES, FINDINGS_PER_STATEMENT, ITEM_COLUMNS,
+use super::statements::{
+    item_from_row, replacing_payment_keys, CLOSED_BY_A_MATCH_CATEGORIES, ITEM_COLUMNS,
+    ROWS_PER_STATEMENT,
 };
 use super::{
     Claimed, EventSpec, EventView, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus,
-    Store, StoreError, StoredResponse, User,
+    Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
+use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
 use crate::recovery::decide::{Decision, RecoveryState};
 use crate::settlement::period::Period;
 use crate::settlement::queue::{self, Item, ItemStatus, Resolution};
@@ -34,13 +36,18 @@ const HOLDS_A_UNIT: &str = "status IN ('PENDING', 'UNKNOWN', 'APPROVED')";
 
 #[derive(Clone)]
 pub struct SqliteStore {
+    cipher: FieldCipher,
     pool: SqlitePool,
 }
 
 impl SqliteStore {
     /// Opens (creating it and its folder when absent) and migrates the database at
     /// `url`. A request waits at most `acquire_timeout` for a connection.
-    pub async fn open(url: &str, acquire_timeout: Duration) -> anyhow::Result<Self> {
+    pub async fn open(
+        url: &str,
+        acquire_timeout: Duration,
+        cipher: FieldCipher,
+    ) -> anyhow::Result<Self> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -57,7 +64,7 @@ impl SqliteStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, cipher })
     }
 }
 
@@ -87,7 +94,10 @@ impl Store for SqliteStore {
         let row = sqlx::query(&sql)
             .bind(&new.order_id)
             .bind(&new.user_id)
-            .bind(&new.payment_key)
+            .bind(
+                self.cipher
+                    .seal(PAYMENT_KEY, &new.order_id, &new.payment_key)?,
+            )
             .bind(new.amount)
             .bind(&new.event_id)
             .bind(new.now_ms)
@@ -99,7 +109,7 @@ impl Store for SqliteStore {
             .fetch_all(&self.pool)
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
-        payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
+        self.payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
     }
 
     async fn record_outcome(
@@ -139,7 +149,7 @@ impl Store for SqliteStore {
             .bind(user_id)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|row| payment_from_row(&row)).transpose()
+        row.map(|row| self.payment_from_row(&row)).transpose()
     }
 
     async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError> {
@@ -151,7 +161,7 @@ impl Store for SqliteStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(payment_from_row).collect()
+        rows.iter().map(|row| self.payment_from_row(row)).collect()
     }
 
     async fn claim_idempotency_key(
@@ -281,7 +291,7 @@ impl Store for SqliteStore {
             .bind(payment_id)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|row| payment_from_row(&row))
+        row.map(|row| self.payment_from_row(&row))
             .transpose()?
             .ok_or(StoreError::NoSuchPayment(payment_id))
     }
@@ -292,7 +302,7 @@ impl Store for SqliteStore {
             .bind(order_id)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|row| payment_from_row(&row)).transpose()
+        row.map(|row| self.payment_from_row(&row)).transpose()
     }
 
     async fn payments_with_status(
@@ -307,7 +317,7 @@ impl Store for SqliteStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(payment_from_row).collect()
+        rows.iter().map(|row| self.payment_from_row(row)).collect()
     }
 
     async fn claim_for_recovery(
@@ -336,7 +346,7 @@ impl Store for SqliteStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(payment_from_row).collect()
+        rows.iter().map(|row| self.payment_from_row(row)).collect()
     }
 
     async fn record_recovery(
@@ -501,7 +511,7 @@ impl Store for SqliteStore {
         now_ms: i64,
     ) -> Result<u64, StoreError> {
         let mut added = 0;
-        for chunk in findings.chunks(FINDINGS_PER_STATEMENT) {
+        for chunk in findings.chunks(ROWS_PER_STATEMENT) {
             let mut insert = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO reconciliation_items (fingerprint, order_id, category, \
                  internal_amount, external_amount, line, period_first, period_last, created_at) ",
@@ -525,7 +535,7 @@ impl Store for SqliteStore {
 
     async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError> {
         let mut closed = 0;
-        for chunk in order_ids.chunks(FINDINGS_PER_STATEMENT) {
+        for chunk in order_ids.chunks(ROWS_PER_STATEMENT) {
             let mut update = QueryBuilder::<Sqlite>::new(
                 "UPDATE reconciliation_items SET status = 'RESOLVED', note = ",
             );
@@ -607,6 +617,51 @@ impl Store for SqliteStore {
         })
     }
 
+    async fn payment_keys_not_on(
+        &self,
+        version: u32,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredPaymentKey>, StoreError> {
+        let prefix = version_prefix(version);
+        Ok(sqlx::query_as(
+            "SELECT id AS payment_id, order_id, payment_key AS stored FROM payments \
+             WHERE id > ? AND substr(payment_key, 1, ?) <> ? ORDER BY id LIMIT ?",
+        )
+        .bind(after_id)
+        .bind(prefix.len() as i64)
+        .bind(&prefix)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError> {
+        let prefix = version_prefix(version);
+        let count: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM payments WHERE substr(payment_key, 1, ?) <> ?",
+        )
+        .bind(prefix.len() as i64)
+        .bind(&prefix)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(count).unwrap_or_default())
+    }
+
+    async fn replace_payment_keys(&self, replacements: &[Replacement]) -> Result<u64, StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        let mut replaced = 0;
+        for chunk in replacements.chunks(ROWS_PER_STATEMENT) {
+            replaced += replacing_payment_keys::<Sqlite>(chunk)
+                .build()
+                .execute(&mut *transaction)
+                .await?
+                .rows_affected();
+        }
+        transaction.commit().await?;
+        Ok(replaced)
+    }
+
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO users (id, username, password_hash, created_at, updated_at) \
@@ -655,41 +710,47 @@ impl Store for SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// A payment row, its payment key opened.
+    fn payment_from_row(&self, row: &SqliteRow) -> Result<Payment, StoreError> {
+        let status: String = row.try_get("status")?;
+        let status = PaymentStatus::parse(&status).ok_or_else(|| {
+            StoreError::Database(sqlx::Error::Decode(
+                format!("unknown status {status}").into(),
+            ))
+        })?;
+        let order_id: String = row.try_get("order_id")?;
+        let payment_key: String = row.try_get("payment_key")?;
+        let payment_key = self.cipher.open(PAYMENT_KEY, &order_id, &payment_key)?;
+        Ok(Payment {
+            payment_id: row.try_get("id")?,
+            order_id,
+            user_id: row.try_get("user_id")?,
+            payment_key,
+            amount: row.try_get("amount")?,
+            event_id: row.try_get("event_id")?,
+            status,
+            failure_reason: row.try_get("failure_reason")?,
+            approved_at: row.try_get("approved_at")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            recovery: RecoveryState {
+                attempts: count(row.try_get("recovery_attempts")?),
+                not_found_count: count(row.try_get("not_found_count")?),
+                last_not_found_at: row.try_get("last_not_found_at")?,
+                next_attempt_at: row.try_get("next_recovery_at")?,
+                flag: row.try_get("flag_reason")?,
+                refund_due: row.try_get::<i64, _>("refund_due")? != 0,
+            },
+        })
+    }
+}
+
 fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
     match &err {
         sqlx::Error::Database(db) if db.is_unique_violation() => duplicate,
         _ => StoreError::Database(err),
     }
-}
-
-fn payment_from_row(row: &SqliteRow) -> Result<Payment, StoreError> {
-    let status: String = row.try_get("status")?;
-    let status = PaymentStatus::parse(&status).ok_or_else(|| {
-        StoreError::Database(sqlx::Error::Decode(
-            format!("unknown status {status}").into(),
-        ))
-    })?;
-    Ok(Payment {
-        payment_id: row.try_get("id")?,
-        order_id: row.try_get("order_id")?,
-        user_id: row.try_get("user_id")?,
-        payment_key: row.try_get("payment_key")?,
-        amount: row.try_get("amount")?,
-        event_id: row.try_get("event_id")?,
-        status,
-        failure_reason: row.try_get("failure_reason")?,
-        approved_at: row.try_get("approved_at")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        recovery: RecoveryState {
-            attempts: count(row.try_get("recovery_attempts")?),
-            not_found_count: count(row.try_get("not_found_count")?),
-            last_not_found_at: row.try_get("last_not_found_at")?,
-            next_attempt_at: row.try_get("next_recovery_at")?,
-            flag: row.try_get("flag_reason")?,
-            refund_due: row.try_get::<i64, _>("refund_due")? != 0,
-        },
-    })
 }
 
 /// A stored counter (never negative) as a count.
@@ -707,9 +768,13 @@ mod tests {
     async fn a_request_waits_for_a_connection_no_longer_than_the_acquire_timeout() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("busy.sqlite3").display());
-        let store = SqliteStore::open(&url, Duration::from_millis(100))
-            .await
-            .unwrap();
+        let store = SqliteStore::open(
+            &url,
+            Duration::from_millis(100),
+            crate::crypto::test_cipher("v1"),
+        )
+        .await
+        .unwrap();
         let mut held = Vec::new();
         for _ in 0..MAX_CONNECTIONS {
             held.push(store.pool.acquire().await.unwrap());

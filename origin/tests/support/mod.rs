@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
+pub mod keys;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,7 +51,7 @@ impl Origin {
         let url = format!("sqlite://{}", db.path().join("origin.sqlite3").display());
         let metrics = Arc::new(Metrics::default());
         let store = Arc::new(
-            SqliteStore::open(&url, Duration::from_secs(3))
+            SqliteStore::open(&url, Duration::from_secs(3), keys::cipher("v1"))
                 .await
                 .unwrap(),
         );

@@ -1,8 +1,9 @@
-//! The exception queue's rows, read the same way from either database.
+//! What is written the same way for either database: the exception queue's rows, and
+//! the statement that replaces payment keys.
 
-use sqlx::{ColumnIndex, Decode, Row, Type};
+use sqlx::{ColumnIndex, Database, Decode, Encode, QueryBuilder, Row, Type};
 
-use super::StoreError;
+use super::{Replacement, StoreError};
 use crate::settlement::period::Period;
 use crate::settlement::queue::{Item, ItemStatus};
 use crate::settlement::reconcile::Category;
@@ -13,10 +14,6 @@ pub const ITEM_COLUMNS: &str = "id, order_id, category, internal_amount, externa
 
 /// The items an operator must look at when a file matches their order.
 pub const CLOSED_BY_A_MATCH_CATEGORIES: &str = "('AMOUNT_MISMATCH', 'INTERNAL_ONLY')";
-
-/// How many findings one statement writes: 8 values each stays far below either
-/// database's limit on bound values.
-pub const FINDINGS_PER_STATEMENT: usize = 500;
 
 pub fn item_from_row<'r, R>(row: &'r R) -> Result<Item, StoreError>
 where
@@ -56,4 +53,27 @@ where
         created_at: row.try_get("created_at")?,
         resolved_at: row.try_get("resolved_at")?,
     })
+}
+
+/// Rows one statement writes: at 9 values a row at most, far below either database's
+/// limit on bound values.
+pub const ROWS_PER_STATEMENT: usize = 500;
+
+/// One statement replacing the payment keys of `chunk` (at most [`ROWS_PER_STATEMENT`])
+/// where each is still the old one. Both databases name the columns of a `VALUES` list
+/// `column1`, `column2`, ….
+pub fn replacing_payment_keys<'a, DB>(chunk: &'a [Replacement]) -> QueryBuilder<'a, DB>
+where
+    DB: Database,
+    i64: Encode<'a, DB> + Type<DB>,
+    &'a str: Encode<'a, DB> + Type<DB>,
+{
+    let mut update = QueryBuilder::new("UPDATE payments SET payment_key = v.column3 FROM (");
+    update.push_values(chunk, |mut row, replacement| {
+        row.push_bind(replacement.payment_id)
+            .push_bind(replacement.old.as_str())
+            .push_bind(replacement.new.as_str());
+    });
+    update.push(") AS v WHERE payments.id = v.column1 AND payments.payment_key = v.column2");
+    update
 }
