@@ -1,0 +1,418 @@
+//! The edge Worker under `workerd serve`, for experiments that load it.
+//!
+//! `wrangler dev` puts a Node.js proxy in front of workerd, and that proxy — not the
+//! Worker — costs most of the throughput (measured here with one Node.js client, 64
+//! requests at once: `GET /healthz` ≈ 1,350/s under `wrangler dev` against ≈ 10,000/s
+//! under `workerd serve`; `GET /auth/me`, one session object call, ≈ 480/s against
+//! ≈ 1,400/s). So where the edge is under load, the lab runs the very build `wrangler
+//! dev` would run (`scripts/build-edge` → `build/`) straight in workerd, with a
+//! configuration generated from `wrangler.toml`'s facts: the ES module and its wasm, the
+//! compatibility date, the three SQLite-backed Durable Object classes stored on disk in
+//! a temporary folder, every variable a text binding, and outbound `fetch` limited to
+//! loopback (where the origin is). workerd needs no `--experimental` for this.
+//!
+//! workerd runs the Worker and every object on one thread: one process is one core.
+
+use std::fmt::Write as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+
+/// The binding, class and storage of each Durable Object namespace (`wrangler.toml`:
+/// `[[durable_objects.bindings]]`, every class in `new_sqlite_classes`).
+const DURABLE_OBJECTS: [(&str, &str); 3] = [
+    ("USER_SESSIONS", "UserSession"),
+    ("GLOBAL_LIMITER", "GlobalLimiter"),
+    ("WAITING_ROOMS", "WaitingRoom"),
+];
+
+/// The lab's access-token key: HS256, `kid` [`JWT_KID`]; `k` is the base64url of
+/// `lab-access-token-key-0123456789abcdef`.
+const JWT_KID: &str = "lab-1";
+const JWT_K: &str = "bGFiLWFjY2Vzcy10b2tlbi1rZXktMDEyMzQ1Njc4OWFiY2RlZg";
+
+/// How long workerd may take to answer `/healthz` after it starts.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The edge running in workerd on a free loopback port; stopped when dropped.
+pub struct Edge {
+    /// `http://127.0.0.1:{port}`.
+    pub url: String,
+    child: Child,
+    /// The configuration, the build it runs, the objects' storage and workerd's log.
+    dir: tempfile::TempDir,
+}
+
+impl Edge {
+    /// Builds the Worker (a no-op when `build/` is up to date) and starts it in workerd,
+    /// forwarding to the origin at `origin_url` signed with `edge_secret`. `vars` are
+    /// the edge's variables over the lab's own (`JWT_KEYS`, `JWT_SIGNING_KID`,
+    /// `ORIGIN_URL`, `ORIGIN_SIGNING_SECRET`). Waits until `/healthz` answers.
+    pub async fn start(
+        origin_url: &str,
+        edge_secret: &str,
+        vars: &[(&str, String)],
+    ) -> anyhow::Result<Edge> {
+        let root = workspace();
+        build(&root)?;
+        let dir = tempfile::tempdir()?;
+        // The build is copied, so a rebuild during the run cannot change what runs.
+        for file in ["index.js", "index_bg.wasm"] {
+            std::fs::copy(root.join("build").join(file), dir.path().join(file))
+                .with_context(|| format!("copying build/{file}"))?;
+        }
+        let storage = dir.path().join("durable-objects");
+        std::fs::create_dir(&storage)?;
+        let wrangler = std::fs::read_to_string(root.join("wrangler.toml"))?;
+        let date = compatibility_date(&wrangler)
+            .context("wrangler.toml has no compatibility_date = \"YYYY-MM-DD\"")?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let mut all = vec![
+            (
+                "JWT_KEYS",
+                format!(r#"[{{"kty":"oct","alg":"HS256","kid":"{JWT_KID}","k":"{JWT_K}"}}]"#),
+            ),
+            ("JWT_SIGNING_KID", JWT_KID.to_owned()),
+            ("ORIGIN_URL", origin_url.to_owned()),
+            ("ORIGIN_SIGNING_SECRET", edge_secret.to_owned()),
+        ];
+        for (name, value) in vars {
+            all.retain(|(known, _)| known != name);
+            all.push((name, value.clone()));
+        }
+        let config = dir.path().join("edge.capnp");
+        std::fs::write(&config, config_text(port, &date, &storage, &all))?;
+        let log = std::fs::File::create(dir.path().join("workerd.log"))?;
+        let child = Command::new(workerd_binary())
+            .arg("serve")
+            .arg(&config)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .process_group(0)
+            .spawn()
+            .context("starting workerd: run `npm ci` (scripts/bootstrap) for node_modules")?;
+        let mut edge = Edge {
+            url: format!("http://127.0.0.1:{port}"),
+            child,
+            dir,
+        };
+        edge.wait_until_healthy().await?;
+        Ok(edge)
+    }
+
+    /// What `workerd --version` says of the binary the lab runs.
+    pub fn version() -> anyhow::Result<String> {
+        let output = Command::new(workerd_binary()).arg("--version").output()?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    }
+
+    async fn wait_until_healthy(&mut self) -> anyhow::Result<()> {
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + READY_TIMEOUT;
+        while Instant::now() < deadline {
+            let answer = http.get(format!("{}/healthz", self.url)).send().await;
+            if answer.is_ok_and(|response| response.status().is_success()) {
+                return Ok(());
+            }
+            if let Some(status) = self.child.try_wait()? {
+                bail!(
+                    "workerd exited with {status} before it was healthy:\n{}",
+                    self.log()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        bail!(
+            "workerd did not answer /healthz within {READY_TIMEOUT:?}:\n{}",
+            self.log()
+        )
+    }
+
+    /// The CPU time workerd has used so far, all its threads together (Linux
+    /// `/proc/{pid}/task/*/schedstat`); `None` where that cannot be read.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id())).ok()?;
+        let nanos = tasks
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+            .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
+            .sum();
+        Some(Duration::from_nanos(nanos))
+    }
+
+    /// What workerd has written so far.
+    pub fn log(&self) -> String {
+        let path = self.dir.path().join("workerd.log");
+        std::fs::read_to_string(path).unwrap_or_default()
+    }
+}
+
+impl Drop for Edge {
+    fn drop(&mut self) {
+        // NOT `kill -KILL -PID` through /usr/bin/kill: on this machine that killed every
+        // process of the session (the tool, the lab, CI). workerd starts no children.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `scripts/build-edge`: the Worker into `build/`, skipped when it is up to date.
+fn build(root: &Path) -> anyhow::Result<()> {
+    let status = Command::new(root.join("scripts/build-edge"))
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .status()
+        .context("running scripts/build-edge")?;
+    if !status.success() {
+        bail!("scripts/build-edge failed ({status})");
+    }
+    Ok(())
+}
+
+/// The workerd of the `workerd` npm package wrangler depends on.
+fn workerd_binary() -> PathBuf {
+    workspace().join("node_modules/workerd/bin/workerd")
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The `compatibility_date` of `wrangler.toml`'s text.
+fn compatibility_date(wrangler_toml: &str) -> Option<String> {
+    wrangler_toml.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        if key.trim() != "compatibility_date" {
+            return None;
+        }
+        let date = value.trim().strip_prefix('"')?.split('"').next()?;
+        let well_formed = date.len() == 10
+            && date.bytes().enumerate().all(|(i, b)| {
+                if i == 4 || i == 7 {
+                    b == b'-'
+                } else {
+                    b.is_ascii_digit()
+                }
+            });
+        well_formed.then(|| date.to_owned())
+    })
+}
+
+/// The workerd configuration: the Worker (modules beside the file), its bindings and
+/// Durable Object namespaces, their storage in `storage`, a loopback-only outbound
+/// network, and one HTTP socket on `127.0.0.1:{port}`.
+fn config_text(port: u16, date: &str, storage: &Path, vars: &[(&str, String)]) -> String {
+    let mut bindings = String::new();
+    for (name, value) in vars {
+        let _ = writeln!(
+            bindings,
+            "    (name = {}, text = {}),",
+            capnp_text(name),
+            capnp_text(value)
+        );
+    }
+    let mut namespaces = String::new();
+    for (binding, class) in DURABLE_OBJECTS {
+        let _ = writeln!(
+            bindings,
+            "    (name = \"{binding}\", durableObjectNamespace = \"{class}\"),"
+        );
+        let _ = writeln!(
+            namespaces,
+            "    (className = \"{class}\", uniqueKey = \"lab-edge-{class}\", enableSql = true),"
+        );
+    }
+    let storage = capnp_text(&storage.to_string_lossy());
+    format!(
+        r#"# Generated by the lab (lab/src/edge.rs) from build/ and wrangler.toml.
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "edge", worker = .edge),
+    (name = "durable-objects", disk = (path = {storage}, writable = true)),
+    (name = "loopback", network = (allow = ["local"])),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:{port}", http = (), service = "edge")],
+);
+
+const edge :Workerd.Worker = (
+  modules = [
+    (name = "index.js", esModule = embed "index.js"),
+    (name = "index_bg.wasm", wasm = embed "index_bg.wasm"),
+  ],
+  compatibilityDate = "{date}",
+  bindings = [
+{bindings}  ],
+  durableObjectNamespaces = [
+{namespaces}  ],
+  durableObjectStorage = (localDisk = "durable-objects"),
+  globalOutbound = "loopback",
+);
+"#
+    )
+}
+
+/// `text` as a Cap'n Proto text literal.
+fn capnp_text(text: &str) -> String {
+    let mut literal = String::with_capacity(text.len() + 2);
+    literal.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => literal.push_str("\\\""),
+            '\\' => literal.push_str("\\\\"),
+            '\n' => literal.push_str("\\n"),
+            '\t' => literal.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(literal, "\\x{:02x}", c as u32);
+            }
+            c => literal.push(c),
+        }
+    }
+    literal.push('"');
+    literal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stack::Stack;
+
+    /// Requests/s the edge serves under workerd, closed loop on loopback, bounded to a
+    /// few seconds per route. The lab shares the machine with workerd and the origin,
+    /// so this is a floor, not workerd's ceiling.
+    ///
+    /// `cargo test --release -p lab -- --ignored requests_per_second --nocapture`
+    #[tokio::test(flavor = "multi_thread")]
+    #[ignore = "starts the origin, the simulator and workerd, and loads them"]
+    async fn requests_per_second_under_workerd() -> anyhow::Result<()> {
+        let stack = Stack::start(&[]).await?;
+        stack.add_user("bench", "bench-password")?;
+        let edge = Edge::start(&stack.origin, stack.edge_secret(), &[]).await?;
+        println!(
+            "{}",
+            std::fs::read_to_string(edge.dir.path().join("edge.capnp"))?
+        );
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(256)
+            .build()?;
+        let login: serde_json::Value = http
+            .post(format!("{}/auth/login", edge.url))
+            .json(&serde_json::json!({"username": "bench", "password": "bench-password"}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let token = login["accessToken"]
+            .as_str()
+            .context("no accessToken")?
+            .to_owned();
+        for (route, path, bearer) in [
+            ("GET /healthz (no object)", "/healthz", None),
+            (
+                "GET /auth/me (token + the user's session object)",
+                "/auth/me",
+                Some(token.as_str()),
+            ),
+        ] {
+            let url = format!("{}{path}", edge.url);
+            let (ok, failed, seconds) = closed_loop(&http, &url, bearer, 64, 5).await;
+            println!(
+                "{route}: {:.0} requests/s ({ok} ok, {failed} failed in {seconds:.1} s, 64 at once)",
+                ok as f64 / seconds
+            );
+        }
+        Ok(())
+    }
+
+    /// `clients` loops sending GET `url` for `seconds`: (2xx answers, others, seconds).
+    async fn closed_loop(
+        http: &reqwest::Client,
+        url: &str,
+        bearer: Option<&str>,
+        clients: usize,
+        seconds: u64,
+    ) -> (u64, u64, f64) {
+        let start = Instant::now();
+        let end = start + Duration::from_secs(seconds);
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..clients {
+            let mut request = http.get(url);
+            if let Some(token) = bearer {
+                request = request.bearer_auth(token);
+            }
+            tasks.spawn(async move {
+                let (mut ok, mut failed) = (0, 0);
+                while Instant::now() < end {
+                    let Some(attempt) = request.try_clone() else {
+                        break;
+                    };
+                    // The body is read, so the connection goes back to the pool.
+                    let answered = match attempt.send().await {
+                        Ok(answer) => {
+                            let success = answer.status().is_success();
+                            answer.bytes().await.is_ok() && success
+                        }
+                        Err(_) => false,
+                    };
+                    if answered {
+                        ok += 1;
+                    } else {
+                        failed += 1;
+                    }
+                }
+                (ok, failed)
+            });
+        }
+        let (mut ok, mut failed) = (0, 0);
+        while let Some(Ok((o, f))) = tasks.join_next().await {
+            ok += o;
+            failed += f;
+        }
+        (ok, failed, start.elapsed().as_secs_f64())
+    }
+
+    #[test]
+    fn text_literals_escape_what_capnp_needs() {
+        assert_eq!(capnp_text(r#"[{"k":"a\b"}]"#), r#""[{\"k\":\"a\\b\"}]""#);
+        assert_eq!(capnp_text("a\nb\u{1}"), r#""a\nb\x01""#);
+    }
+
+    #[test]
+    fn the_compatibility_date_comes_from_wrangler_toml() {
+        let toml = "name = \"x\"\ncompatibility_date = \"2026-04-20\" # pinned\n";
+        assert_eq!(compatibility_date(toml).as_deref(), Some("2026-04-20"));
+        assert_eq!(compatibility_date("compatibility_date = \"soon\""), None);
+        assert_eq!(compatibility_date("name = \"x\""), None);
+    }
+
+    #[test]
+    fn every_namespace_is_bound_sql_backed_and_on_disk() {
+        let text = config_text(
+            8787,
+            "2026-04-20",
+            Path::new("/tmp/do"),
+            &[("GATED_EVENTS", "e1".into())],
+        );
+        assert!(text.contains(r#"(name = "GATED_EVENTS", text = "e1"),"#));
+        for (binding, class) in DURABLE_OBJECTS {
+            assert!(text.contains(&format!(
+                "(name = \"{binding}\", durableObjectNamespace = \"{class}\")"
+            )));
+            assert!(text.contains(&format!("className = \"{class}\"")));
+        }
+        assert_eq!(text.matches("enableSql = true").count(), 3);
+        assert!(text.contains(r#"disk = (path = "/tmp/do", writable = true)"#));
+        assert!(text.contains("address = \"127.0.0.1:8787\""));
+    }
+}

@@ -1,0 +1,248 @@
+//! Experiment 3 — what becomes of payments while the breaker is open: the PG answers
+//! after 6 s (past the 3 s timeout) for 40 s, then is healthy; 10 payments/s and 5
+//! reads/s for 90 s; breaker on (the defaults) and off.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{count, mixed, mixed_chart, Plan, Report, Table};
+use crate::stack::Stack;
+use crate::stats::range;
+
+const SECONDS: u64 = 90;
+const OUTAGE: Duration = Duration::from_secs(40);
+const MIN_CALLS: f64 = 10.0;
+const PROBES: f64 = 3.0;
+
+#[derive(Default)]
+struct Figures {
+    approved: Vec<f64>,
+    circuit_open: Vec<f64>,
+    unknown: Vec<f64>,
+    refused_at_pg: Vec<f64>,
+    half_open_cycles: Vec<f64>,
+    back_to_closed: Vec<Option<f64>>,
+    closed_after_first_probe: Vec<Option<f64>>,
+    timelines: Vec<String>,
+}
+
+pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for (label, enabled) in [("on", true), ("off", false)] {
+        let mut f = Figures::default();
+        for run in 1..=runs {
+            let stack = Stack::start(&[("BREAKER_ENABLED", enabled.to_string())]).await?;
+            let prefix = format!("breaker-{label}-{run}");
+            let plan = Plan {
+                prefix: &prefix,
+                payments_per_s: 10.0,
+                reads_per_s: 5.0,
+                duration: Duration::from_secs(SECONDS),
+                faults: vec![
+                    (Duration::ZERO, json!({"mode": "DELAY", "delayMs": 6_000})),
+                    (OUTAGE, json!({"mode": "NORMAL"})),
+                ],
+            };
+            let result = mixed(&stack, &plan).await?;
+            let guard = stack.operator_get("/admin/guard").await?;
+            let offset_ms = result.start.elapsed().as_millis() as f64
+                - guard["breaker"]["nowMs"].as_f64().unwrap_or_default();
+            let transitions: Vec<(f64, String)> = guard["breaker"]["transitions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    let at = (t["atMs"].as_f64().unwrap_or_default() + offset_ms) / 1e3;
+                    (at, format!("{}→{}", text(&t["from"]), text(&t["to"])))
+                })
+                .collect();
+            let recovered = OUTAGE.as_secs_f64();
+            let first_probe_after = transitions
+                .iter()
+                .find(|(at, change)| *at >= recovered && change.ends_with("HALF_OPEN"))
+                .map(|(at, _)| *at);
+            let closed_after = |from: f64| {
+                transitions
+                    .iter()
+                    .find(|(at, change)| *at >= from && change.ends_with("CLOSED"))
+                    .map(|(at, _)| *at)
+            };
+            f.back_to_closed
+                .push(closed_after(recovered).map(|at| at - recovered));
+            f.closed_after_first_probe
+                .push(first_probe_after.and_then(|probe| closed_after(probe).map(|at| at - probe)));
+            f.half_open_cycles.push(
+                transitions
+                    .iter()
+                    .filter(|(at, change)| *at < recovered && change.ends_with("HALF_OPEN"))
+                    .count() as f64,
+            );
+            let ledger = stack.ledger().await?;
+            let at_pg: HashSet<&str> = ledger["requests"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r["orderId"].as_str())
+                .collect();
+            let refused_at_pg = result
+                .payments
+                .iter()
+                .filter(|s| s.outcome == "FAILED:CIRCUIT_OPEN")
+                .filter(|s| at_pg.contains(format!("{prefix}-{}", s.seq).as_str()))
+                .count();
+            f.approved.push(count(&result.payments, "APPROVED") as f64);
+            f.circuit_open
+                .push(count(&result.payments, "FAILED:CIRCUIT_OPEN") as f64);
+            f.unknown.push(count(&result.payments, "UNKNOWN") as f64);
+            f.refused_at_pg.push(refused_at_pg as f64);
+            f.timelines.push(
+                transitions
+                    .iter()
+                    .map(|(at, change)| format!("+{at:.1}s {change}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+            if run == runs {
+                mixed_chart(
+                    out,
+                    &format!("breaker-{label}.svg"),
+                    &format!("PG 6 s for 40 s, breaker {label}: run {run}"),
+                    &result,
+                    SECONDS as f64 + 10.0,
+                )?;
+            }
+        }
+        let back: Vec<f64> = f.back_to_closed.iter().flatten().copied().collect();
+        rows.push(vec![
+            label.to_owned(),
+            range(&f.approved, 0),
+            range(&f.circuit_open, 0),
+            range(&f.unknown, 0),
+            if enabled {
+                range(&f.refused_at_pg, 0)
+            } else {
+                "—".into()
+            },
+            if enabled {
+                format!("{} s", range(&back, 1))
+            } else {
+                "—".into()
+            },
+        ]);
+        if enabled {
+            for (run, timeline) in f.timelines.iter().enumerate() {
+                notes.push(format!(
+                    "Run {} transitions (PG healthy again at +40.0 s): {timeline}.",
+                    run + 1
+                ));
+            }
+            let bound_met = f
+                .unknown
+                .iter()
+                .zip(&f.half_open_cycles)
+                .all(|(unknown, cycles)| *unknown <= MIN_CALLS + PROBES * cycles);
+            notes.push(format!(
+                "Acceptance: UNKNOWN ≤ min calls (10) + 3 probes per half-open cycle during the \
+                 outage — UNKNOWN {} with {} cycles: {}. Refused payments that reached the PG: \
+                 {} (must be 0): {}. Back to CLOSED within 1 s of the first half-open cycle \
+                 after the PG recovered: {} s: {}.",
+                range(&f.unknown, 0),
+                range(&f.half_open_cycles, 0),
+                if bound_met { "met" } else { "**not met**" },
+                range(&f.refused_at_pg, 0),
+                if f.refused_at_pg.iter().all(|n| *n == 0.0) {
+                    "met"
+                } else {
+                    "**not met**"
+                },
+                range(
+                    &f.closed_after_first_probe
+                        .iter()
+                        .flatten()
+                        .copied()
+                        .collect::<Vec<_>>(),
+                    2
+                ),
+                if f.closed_after_first_probe
+                    .iter()
+                    .all(|d| d.is_some_and(|d| d <= 1.0))
+                {
+                    "met"
+                } else {
+                    "**not met**"
+                },
+            ));
+            notes.push(
+                "Where the UNKNOWNs come from: no outcome comes back before the 3 s timeout, so \
+                 every payment sent in the first seconds of the outage (10/s × 3 s = 30) is on \
+                 its way before the breaker has a single failure to count; it opens once 10 \
+                 have timed out, by when about 40 have been sent. Each half-open cycle then \
+                 adds its 3 probes. The bound counts only the 10 and the probes, so at this \
+                 rate and timeout no breaker can meet it; the bulkhead is what caps the calls \
+                 in flight."
+                    .into(),
+            );
+        }
+    }
+    Ok(Report {
+        runtime: super::ORIGIN_DIRECT,
+        title: "3. What becomes of payments while the breaker is open?",
+        setup: format!(
+            "The PG answers after 6 s (`DELAY`) for 40 s, then normally; 10 payments/s and 5 \
+             unrelated reads/s for {SECONDS} s. Origin defaults: timeout 3 s, bulkhead 50, \
+             breaker window 20, min calls 10, failure rate 50 %, open 10 s, 3 half-open \
+             probes. \"Refused at the PG\": payments answered `CIRCUIT_OPEN` whose order id \
+             the simulator's ledger shows. Recovery to CLOSED is measured from +40 s on the \
+             breaker's own transition clock."
+        ),
+        seed: Table {
+            header: vec![
+                "breaker",
+                "201 APPROVED",
+                "201 FAILED (CIRCUIT_OPEN)",
+                "202 UNKNOWN",
+                "refused payments at the PG",
+                "back to CLOSED after recovery",
+            ],
+            rows: vec![
+                vec![
+                    "on (default), 3 runs".into(),
+                    "489–496".into(),
+                    "329–360".into(),
+                    "46–83".into(),
+                    "0".into(),
+                    "3.8–12.6 s".into(),
+                ],
+                vec![
+                    "off, 3 runs".into(),
+                    "530–531".into(),
+                    "0".into(),
+                    "369–370".into(),
+                    "—".into(),
+                    "—".into(),
+                ],
+            ],
+        },
+        ours: Table {
+            header: vec![
+                "breaker",
+                "APPROVED",
+                "FAILED (CIRCUIT_OPEN)",
+                "UNKNOWN",
+                "refused payments at the PG",
+                "back to CLOSED after recovery",
+            ],
+            rows,
+        },
+        notes,
+        charts: vec!["breaker-on.svg".into(), "breaker-off.svg".into()],
+    })
+}
+
+fn text(value: &Value) -> &str {
+    value.as_str().unwrap_or("?")
+}

@@ -1,0 +1,61 @@
+//! Experiment 5 — experiment 1's stall with only the bulkhead added (50 calls, no
+//! waiting): PG calls in flight must never pass 50, and the unrelated API must not
+//! notice.
+
+use std::path::Path;
+
+use super::isolation::{self, HEADER};
+use super::{Report, Table};
+
+pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
+    let figures = isolation::run(runs, out, "bulkhead", &[("50", 50)]).await?;
+    let mut notes = Vec::new();
+    for (_, figures) in &figures {
+        let peak = figures.in_flight_peak_max();
+        notes.push(format!(
+            "PG calls in flight never above 50 (sampled every 250 ms): peak {peak:.0} — {}.",
+            if peak <= 50.0 { "met" } else { "**not met**" }
+        ));
+        let (p95, failed) = (figures.read_p95_max(), figures.read_failures_max());
+        notes.push(format!(
+            "Acceptance: unrelated-read p95 ≤ 10 ms and 0 failures — worst run {p95:.1} ms and \
+             {failed:.0} failures: {}.",
+            if p95 <= 10.0 && failed == 0.0 {
+                "met"
+            } else {
+                "**not met**"
+            }
+        ));
+    }
+    Ok(Report {
+        runtime: super::ORIGIN_DIRECT,
+        title: "5. The bulkhead alone: is the collapse gone?",
+        setup: isolation::setup(),
+        seed: Table {
+            header: vec![
+                "runs",
+                "payments sent to the PG",
+                "BULKHEAD_FULL refusals",
+                "read p95",
+                "read failures",
+                "collapse",
+                "Tomcat busy max",
+            ],
+            rows: vec![vec![
+                "1–3".into(),
+                "150".into(),
+                "601".into(),
+                "9.5–10.2 ms".into(),
+                "0".into(),
+                "none".into(),
+                "53 / 200".into(),
+            ]],
+        },
+        ours: Table {
+            header: HEADER.to_vec(),
+            rows: figures.iter().map(|(label, f)| f.row(label)).collect(),
+        },
+        notes,
+        charts: vec!["bulkhead-50.svg".into()],
+    })
+}

@@ -1,0 +1,149 @@
+//! `lab`: the seed's resilience experiments against the real processes, each run
+//! several times, each writing a Markdown report (the seed's figures beside ours) and
+//! SVG charts, and `docs/experiments.md` gathering the latest report of each.
+//!
+//! ```text
+//! cargo run --release -p lab -- run breaker          # one experiment
+//! cargo run --release -p lab -- run all --runs 3     # every one
+//! ```
+
+mod chart;
+mod edge;
+mod experiments;
+mod load;
+mod observe;
+mod stack;
+mod stats;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use experiments::Report;
+
+/// Every experiment, in the seed's order.
+const EXPERIMENTS: [&str; 6] = [
+    "isolation",
+    "retries",
+    "breaker",
+    "limiter",
+    "bulkhead",
+    "spike",
+];
+
+#[derive(Parser)]
+#[command(
+    name = "lab",
+    about = "The resilience experiments, against the real processes"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run experiments: isolation, retries, breaker, limiter, bulkhead, or all.
+    Run {
+        #[arg(required = true)]
+        experiments: Vec<String>,
+        /// Runs of each configuration; the reports give min–max over them.
+        #[arg(long, default_value_t = 3)]
+        runs: u32,
+        /// Where the reports and charts go.
+        #[arg(long, default_value = "docs/experiments")]
+        out: PathBuf,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let Command::Run {
+        experiments,
+        runs,
+        out,
+    } = Cli::parse().command;
+    let names: Vec<&str> = if experiments.iter().any(|name| name == "all") {
+        EXPERIMENTS.to_vec()
+    } else {
+        experiments.iter().map(String::as_str).collect()
+    };
+    if let Some(unknown) = names.iter().find(|name| !EXPERIMENTS.contains(name)) {
+        anyhow::bail!(
+            "no experiment `{unknown}`: choose from {} or all",
+            EXPERIMENTS.join(", ")
+        );
+    }
+    stack::build()?;
+    std::fs::create_dir_all(&out)?;
+    for name in names {
+        let progress = indicatif::ProgressBar::new_spinner();
+        progress.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} — {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        progress.set_message(format!("{name}: {runs} run(s) of each configuration"));
+        progress.enable_steady_tick(Duration::from_millis(200));
+        let started = Instant::now();
+        let report = run(name, runs, &out).await?;
+        progress.finish_and_clear();
+        let path = out.join(format!("{name}.md"));
+        std::fs::write(&path, report.markdown(""))?;
+        println!(
+            "{name}: done in {:.0} s, report {}",
+            started.elapsed().as_secs_f64(),
+            path.display()
+        );
+    }
+    write_index(&out)?;
+    Ok(())
+}
+
+async fn run(name: &str, runs: u32, out: &Path) -> anyhow::Result<Report> {
+    match name {
+        "isolation" => experiments::isolation::report(runs, out).await,
+        "retries" => experiments::retries::report(runs, out).await,
+        "breaker" => experiments::breaker::report(runs, out).await,
+        "limiter" => experiments::limiter::report(runs, out).await,
+        "spike" => experiments::spike::report(runs, out).await,
+        _ => experiments::bulkhead::report(runs, out).await,
+    }
+}
+
+/// `docs/experiments.md` (beside `out`): how to reproduce, then the latest report of
+/// each experiment found in `out`.
+fn write_index(out: &Path) -> anyhow::Result<()> {
+    let folder = out
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut text = format!(
+        "# Experiments\n\n\
+         The seed's resilience experiments (SPEC §6), reproduced against the real processes \
+         by the `lab` crate. Each configuration runs several times; figures are min–max over \
+         the runs, the seed's beside ours; each report says where its figures come from.\n\n\
+         Reproduce (each starts and stops its own processes on loopback):\n\n\
+         ```sh\n\
+         cargo run --release -p lab -- run all            # every experiment, 3 runs each\n\
+         cargo run --release -p lab -- run breaker --runs 1\n\
+         ```\n\n\
+         Each writes `{folder}/<name>.md` and its SVG charts, and rewrites this page.\n\n"
+    );
+    for name in EXPERIMENTS {
+        let path = out.join(format!("{name}.md"));
+        match std::fs::read_to_string(&path) {
+            Ok(report) => {
+                let report = report.replace("](", &format!("]({folder}/"));
+                text.push_str(&report);
+                text.push('\n');
+            }
+            Err(_) => text.push_str(&format!("## {name}\n\nNot run yet.\n\n")),
+        }
+    }
+    let index = out
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("experiments.md");
+    std::fs::write(index, text)?;
+    Ok(())
+}
