@@ -39,10 +39,11 @@ pub fn range(values: &[f64], decimals: usize) -> String {
     if values.is_empty() {
         return "—".into();
     }
-    if (high - low).abs() < f64::EPSILON {
-        format!("{low:.decimals$}")
+    let (low, high) = (format!("{low:.decimals$}"), format!("{high:.decimals$}"));
+    if low == high {
+        low
     } else {
-        format!("{low:.decimals$}–{high:.decimals$}")
+        format!("{low}–{high}")
     }
 }
 
@@ -81,5 +82,6 @@ mod tests {
     fn ranges_read_like_the_seeds() {
         assert_eq!(range(&[9.5, 10.2, 9.8], 1), "9.5–10.2");
         assert_eq!(range(&[0.0, 0.0], 0), "0");
+        assert_eq!(range(&[3_002.2, 3_001.9], 0), "3002", "equal as written");
     }
 }

@@ -6,9 +6,14 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
+use serde_json::json;
+
 use super::{confirm, Report, Table};
 use crate::chart::{self, Panel, Series};
+use crate::edge::Edge;
 use crate::load::open_model;
+use crate::load::outcome_of;
 use crate::stack::{now_ms, Stack};
 use crate::stats::{max_in_any_window, percentile_ms, range};
 
@@ -111,12 +116,45 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         if limiter == "sliding-window" {
             let worst = f.max_1s.iter().copied().fold(0.0, f64::max);
             notes.push(format!(
-                "Acceptance: sliding-window maximum in any 1 s ≤ {LIMIT} — worst run {worst:.0}: {}.",
-                if worst <= LIMIT as f64 { "met" } else { "**not met**" }
+                "Acceptance: sliding-window maximum in any 1 s ≤ {LIMIT}, counted on the PG's \
+                 clock as it received the confirms — worst run {worst:.0}: {}. The limiter \
+                 decides on the origin's clock, where no second holds more than {LIMIT} \
+                 admissions (its property tests); a confirm then takes a few milliseconds, \
+                 not always the same, to reach the PG, so two admitted a second apart can \
+                 arrive a millisecond less than a second apart.",
+                if worst <= LIMIT as f64 {
+                    "met"
+                } else {
+                    "**not met**"
+                }
             ));
         }
+
         rows.push(f.row(label));
     }
+    let mut through_edge = Figures::default();
+    for run in 1..=runs {
+        let (times, payments) = through_the_edge(run).await?;
+        let all: Vec<_> = payments.iter().collect();
+        through_edge.admitted.push(times.len() as f64);
+        through_edge
+            .max_1s
+            .push(max_in_any_window(&times, 1_000) as f64);
+        through_edge
+            .max_100ms
+            .push(max_in_any_window(&times, 100) as f64);
+        through_edge.p95.push(percentile_ms(&all, 95.0));
+        let started = times.iter().copied().min().unwrap_or_default();
+        if run == runs {
+            panels.push(Series {
+                name: "edge global limit: admitted per 100 ms".into(),
+                points: per_slice(&times, started, 100),
+            });
+        }
+    }
+    rows.push(through_edge.row(
+        "edge global limiter (sliding window in a Durable Object; edge under `workerd serve`)",
+    ));
     rows.insert(
         0,
         vec![
@@ -132,9 +170,11 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
     notes.push(
         "The origin has no fixed-window limiter (it is what the seed warns against), so its \
          row is the fixed window applied by the lab to the very arrival times the \
-         sliding-window runs sent, windows on the wall clock's seconds. The edge's global \
-         limiter is not measured here yet: it needs the edge under load, run under \
-         `workerd serve`."
+         sliding-window runs sent, windows on the wall clock's seconds. The edge row: the \
+         same 80/s as confirms from 80 logged-in users (1/s each) through the edge, whose \
+         only limit is `RATE_LIMITED_ROUTES=POST /payments/confirm global=50/1s`, the \
+         origin's limiter off; refused confirms are 429 at the edge and never reach the \
+         origin. \"Refused payments at the PG\" does not apply there."
             .into(),
     );
     chart::write(
@@ -148,7 +188,9 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         }],
     )?;
     Ok(Report {
-        runtime: super::ORIGIN_DIRECT,
+        runtime: "origin and gateway simulator as release builds on loopback, SQLite, one \
+            origin; the lab drives the origin directly, signing requests as the edge does — \
+            except the edge row, sent through the edge under `workerd serve`",
         title: "4. Limiter algorithms differ in the instant",
         setup: format!(
             "{RATE} payments/s for {SECONDS} s against `LIMITER_RATE={LIMIT}/1s` at the origin; \
@@ -204,6 +246,65 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         notes,
         charts: vec!["limiter.svg".into()],
     })
+}
+
+/// Users the edge run spreads its confirms over, so no per-user limit applies.
+const EDGE_USERS: usize = 80;
+const PASSWORD: &str = "limiter-password";
+
+/// 80 confirms/s for 20 s through the edge's global limit of 50/1s: the PG's receive
+/// times, and the answers.
+async fn through_the_edge(run: u32) -> anyhow::Result<(Vec<u64>, Vec<crate::load::Sample>)> {
+    let stack = Stack::start(&[]).await?;
+    for user in 0..EDGE_USERS {
+        stack.add_user(&format!("limit{user}"), PASSWORD)?;
+    }
+    let edge = Edge::start(
+        &stack.origin,
+        stack.edge_secret(),
+        &[(
+            "RATE_LIMITED_ROUTES",
+            format!("POST /payments/confirm global={LIMIT}/1s user=100/1s"),
+        )],
+    )
+    .await?;
+    let mut tokens = Vec::with_capacity(EDGE_USERS);
+    for user in 0..EDGE_USERS {
+        let login: serde_json::Value = stack
+            .http
+            .post(format!("{}/auth/login", edge.url))
+            .json(&json!({"username": format!("limit{user}"), "password": PASSWORD}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let token = login["accessToken"]
+            .as_str()
+            .with_context(|| format!("limit{user} could not log in: {login}"))?;
+        tokens.push(token.to_owned());
+    }
+    let payments = open_model(Instant::now(), RATE, Duration::from_secs(SECONDS), |n| {
+        let order_id = format!("edge-limit-{run}-{n}");
+        let body =
+            json!({"orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 5000});
+        let request = stack
+            .http
+            .post(format!("{}/payments/confirm", edge.url))
+            .bearer_auth(&tokens[n as usize % EDGE_USERS])
+            .header("idempotency-key", &order_id)
+            .json(&body)
+            .timeout(super::CLIENT_TIMEOUT);
+        async move { outcome_of(request.send().await).await }
+    })
+    .await;
+    let ledger = stack.ledger().await?;
+    let times = ledger["requests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["receivedAt"].as_u64())
+        .collect();
+    Ok((times, payments))
 }
 
 /// The times a fixed window of `limit` per `window_ms` (aligned to multiples of it)
