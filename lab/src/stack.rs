@@ -274,6 +274,17 @@ fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// The confirms a ledger says reached the simulator: (order id, `receivedAt` in epoch
+/// ms), in the order received.
+pub fn received(ledger: &Value) -> Vec<(String, u64)> {
+    ledger["requests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| Some((r["orderId"].as_str()?.to_owned(), r["receivedAt"].as_u64()?)))
+        .collect()
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now()

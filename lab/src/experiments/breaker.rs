@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{count, mixed, mixed_chart, Plan, Report, Table};
-use crate::stack::Stack;
+use crate::stack::{received, Stack};
 use crate::stats::range;
 
 const SECONDS: u64 = 90;
@@ -82,12 +82,8 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                     .count() as f64,
             );
             let ledger = stack.ledger().await?;
-            let at_pg: HashSet<&str> = ledger["requests"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|r| r["orderId"].as_str())
-                .collect();
+            let received = received(&ledger);
+            let at_pg: HashSet<&str> = received.iter().map(|(order, _)| order.as_str()).collect();
             let refused_at_pg = result
                 .payments
                 .iter()

@@ -14,7 +14,7 @@ use crate::chart::{self, Panel, Series};
 use crate::edge::Edge;
 use crate::load::open_model;
 use crate::load::outcome_of;
-use crate::stack::{now_ms, Stack};
+use crate::stack::{now_ms, received, Stack};
 use crate::stats::{max_in_any_window, percentile_ms, range};
 
 const RATE: f64 = 80.0;
@@ -67,14 +67,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             })
             .await;
             let ledger = stack.ledger().await?;
-            let received: Vec<(String, u64)> = ledger["requests"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|r| {
-                    Some((r["orderId"].as_str()?.to_owned(), r["receivedAt"].as_u64()?))
-                })
-                .collect();
+            let received = received(&ledger);
             let times: Vec<u64> = received.iter().map(|(_, at)| *at).collect();
             let at_pg: HashSet<&str> = received.iter().map(|(order, _)| order.as_str()).collect();
             let all: Vec<_> = payments.iter().collect();
@@ -298,12 +291,7 @@ async fn through_the_edge(run: u32) -> anyhow::Result<(Vec<u64>, Vec<crate::load
     })
     .await;
     let ledger = stack.ledger().await?;
-    let times = ledger["requests"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r["receivedAt"].as_u64())
-        .collect();
+    let times = received(&ledger).into_iter().map(|(_, at)| at).collect();
     Ok((times, payments))
 }
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::{confirm, count, Report, Table};
 use crate::load::{open_model, Sample};
-use crate::stack::Stack;
+use crate::stack::{received, Stack};
 use crate::stats::{max_in_any_window, percentile_ms, range};
 
 const RATE: f64 = 10.0;
@@ -210,12 +210,7 @@ fn jitter_fraction(order_id: &str, attempt: i32) -> f64 {
 
 async fn record(f: &mut Figures, stack: &Stack, samples: &[Sample]) -> anyhow::Result<()> {
     let ledger: Value = stack.ledger().await?;
-    let times: Vec<u64> = ledger["requests"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r["receivedAt"].as_u64())
-        .collect();
+    let times: Vec<u64> = received(&ledger).into_iter().map(|(_, at)| at).collect();
     let all: Vec<_> = samples.iter().collect();
     f.pg_requests.push(times.len() as f64);
     f.client.push(samples.len() as f64);

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
-use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+use sqlx::{Row, Sqlite, SqlitePool};
 
 use super::statements::{
-    item_from_row, replacing_payment_keys, CLOSED_BY_A_MATCH_CATEGORIES, ITEM_COLUMNS,
+    closing_matched, item_from_row, queueing_findings, replacing_payment_keys, ITEM_COLUMNS,
     ROWS_PER_STATEMENT,
 };
 use super::{
@@ -19,7 +19,7 @@ use super::{
 use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
 use crate::recovery::decide::{Decision, RecoveryState};
 use crate::settlement::period::Period;
-use crate::settlement::queue::{self, Item, ItemStatus, Resolution};
+use crate::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::settlement::reconcile::Finding;
 
 /// Nothing waits on the database without a bound (SPEC §3.7): a connection comes
@@ -512,23 +512,11 @@ impl Store for SqliteStore {
     ) -> Result<u64, StoreError> {
         let mut added = 0;
         for chunk in findings.chunks(ROWS_PER_STATEMENT) {
-            let mut insert = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO reconciliation_items (fingerprint, order_id, category, \
-                 internal_amount, external_amount, line, period_first, period_last, created_at) ",
-            );
-            insert.push_values(chunk, |mut row, finding| {
-                row.push_bind(queue::fingerprint(finding))
-                    .push_bind(&finding.order_id)
-                    .push_bind(finding.category.as_str())
-                    .push_bind(finding.internal_amount)
-                    .push_bind(finding.external_amount)
-                    .push_bind(finding.line.and_then(|line| i64::try_from(line).ok()))
-                    .push_bind(period.first.to_string())
-                    .push_bind(period.last.to_string())
-                    .push_bind(now_ms);
-            });
-            insert.push(" ON CONFLICT (fingerprint) DO NOTHING");
-            added += insert.build().execute(&self.pool).await?.rows_affected();
+            added += queueing_findings::<Sqlite>(chunk, period, now_ms)
+                .build()
+                .execute(&self.pool)
+                .await?
+                .rows_affected();
         }
         Ok(added)
     }
@@ -536,23 +524,11 @@ impl Store for SqliteStore {
     async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError> {
         let mut closed = 0;
         for chunk in order_ids.chunks(ROWS_PER_STATEMENT) {
-            let mut update = QueryBuilder::<Sqlite>::new(
-                "UPDATE reconciliation_items SET status = 'RESOLVED', note = ",
-            );
-            update
-                .push_bind(queue::CLOSED_BY_A_MATCH)
-                .push(", resolved_at = ")
-                .push_bind(now_ms)
-                .push(format!(
-                    " WHERE status = 'PENDING' AND category IN {CLOSED_BY_A_MATCH_CATEGORIES} \
-                     AND order_id IN ("
-                ));
-            let mut ids = update.separated(", ");
-            for order_id in chunk {
-                ids.push_bind(order_id);
-            }
-            update.push(")");
-            closed += update.build().execute(&self.pool).await?.rows_affected();
+            closed += closing_matched::<Sqlite>(chunk, now_ms)
+                .build()
+                .execute(&self.pool)
+                .await?
+                .rows_affected();
         }
         Ok(closed)
     }

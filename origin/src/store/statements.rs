@@ -1,19 +1,21 @@
-//! What is written the same way for either database: the exception queue's rows, and
-//! the statement that replaces payment keys.
+//! What is written the same way for either database: the exception queue's rows and
+//! the statements that fill and close it, and the statement that replaces payment keys.
 
 use sqlx::{ColumnIndex, Database, Decode, Encode, QueryBuilder, Row, Type};
 
 use super::{Replacement, StoreError};
 use crate::settlement::period::Period;
+use crate::settlement::queue::{self, CLOSED_BY_A_MATCH};
 use crate::settlement::queue::{Item, ItemStatus};
 use crate::settlement::reconcile::Category;
+use crate::settlement::reconcile::Finding;
 
 /// The columns [`item_from_row`] reads.
 pub const ITEM_COLUMNS: &str = "id, order_id, category, internal_amount, external_amount, line, \
      period_first, period_last, status, note, created_at, resolved_at";
 
-/// The items an operator must look at when a file matches their order.
-pub const CLOSED_BY_A_MATCH_CATEGORIES: &str = "('AMOUNT_MISMATCH', 'INTERNAL_ONLY')";
+/// The items a later file closes when it matches their order.
+const CLOSED_BY_A_MATCH_CATEGORIES: &str = "('AMOUNT_MISMATCH', 'INTERNAL_ONLY')";
 
 pub fn item_from_row<'r, R>(row: &'r R) -> Result<Item, StoreError>
 where
@@ -75,5 +77,64 @@ where
             .push_bind(replacement.new.as_str());
     });
     update.push(") AS v WHERE payments.id = v.column1 AND payments.payment_key = v.column2");
+    update
+}
+
+/// One statement queueing `chunk` (at most [`ROWS_PER_STATEMENT`]) as PENDING items found
+/// reconciling `period`; a finding already known by its fingerprint is skipped.
+pub fn queueing_findings<'a, DB>(
+    chunk: &'a [Finding],
+    period: &Period,
+    now_ms: i64,
+) -> QueryBuilder<'a, DB>
+where
+    DB: Database,
+    i64: Encode<'a, DB> + Type<DB>,
+    Option<i64>: Encode<'a, DB> + Type<DB>,
+    String: Encode<'a, DB> + Type<DB>,
+    &'a str: Encode<'a, DB> + Type<DB>,
+{
+    let mut insert = QueryBuilder::new(
+        "INSERT INTO reconciliation_items (fingerprint, order_id, category, internal_amount, \
+         external_amount, line, period_first, period_last, created_at) ",
+    );
+    insert.push_values(chunk, |mut row, finding| {
+        row.push_bind(queue::fingerprint(finding))
+            .push_bind(finding.order_id.as_str())
+            .push_bind(finding.category.as_str())
+            .push_bind(finding.internal_amount)
+            .push_bind(finding.external_amount)
+            .push_bind(finding.line.and_then(|line| i64::try_from(line).ok()))
+            .push_bind(period.first.to_string())
+            .push_bind(period.last.to_string())
+            .push_bind(now_ms);
+    });
+    insert.push(" ON CONFLICT (fingerprint) DO NOTHING");
+    insert
+}
+
+/// One statement closing the pending AMOUNT_MISMATCH and INTERNAL_ONLY items of the
+/// orders in `chunk` (at most [`ROWS_PER_STATEMENT`]), with [`CLOSED_BY_A_MATCH`].
+pub fn closing_matched<'a, DB>(chunk: &'a [String], now_ms: i64) -> QueryBuilder<'a, DB>
+where
+    DB: Database,
+    i64: Encode<'a, DB> + Type<DB>,
+    &'a str: Encode<'a, DB> + Type<DB>,
+{
+    let mut update =
+        QueryBuilder::new("UPDATE reconciliation_items SET status = 'RESOLVED', note = ");
+    update
+        .push_bind(CLOSED_BY_A_MATCH)
+        .push(", resolved_at = ")
+        .push_bind(now_ms)
+        .push(format!(
+            " WHERE status = 'PENDING' AND category IN {CLOSED_BY_A_MATCH_CATEGORIES} \
+             AND order_id IN ("
+        ));
+    let mut ids = update.separated(", ");
+    for order_id in chunk {
+        ids.push_bind(order_id.as_str());
+    }
+    update.push(")");
     update
 }
