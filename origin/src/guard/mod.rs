@@ -13,7 +13,8 @@
 //! The devices are asked in that order, and a later refusal gives back what the
 //! earlier ones granted, so the limiter counts exactly the calls that were sent. The
 //! [`Permit`] of a call in flight gives everything back when dropped, so a cancelled
-//! call never keeps a bulkhead slot or a half-open probe.
+//! call never keeps a bulkhead slot or a half-open probe, and the limiter hears that
+//! it is over (it may have reached the PG, so it still counts for a window).
 
 pub mod breaker;
 pub mod limiter;
@@ -275,6 +276,7 @@ impl PgGuard {
             guard: self,
             breaker,
             slot: None,
+            limited: false,
             started: Instant::now(),
         };
         if let Some(slots) = &self.bulkhead {
@@ -284,6 +286,7 @@ impl PgGuard {
         if !lock(&self.limiter).try_take(now_ms as i64) {
             return Err(Refusal::RateLimited);
         }
+        permit.limited = true;
         Ok(permit)
     }
 
@@ -312,11 +315,14 @@ impl PgGuard {
 }
 
 /// One admitted call. Reporting its answer consumes it; dropping it unreported gives
-/// back the half-open probe slot it may hold. The bulkhead slot goes with it.
+/// back the half-open probe slot it may hold. The bulkhead slot goes with it, and
+/// either way the limiter hears that the call is over.
 struct Permit<'a> {
     guard: &'a PgGuard,
     breaker: Option<BreakerPermit>,
     slot: Option<OwnedSemaphorePermit>,
+    /// Whether the limiter counted this call (it is asked last).
+    limited: bool,
     started: Instant,
 }
 
@@ -340,8 +346,12 @@ impl Permit<'_> {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        if let (Some(permit), Some(breaker)) = (self.breaker.take(), &self.guard.breaker) {
+        let guard = self.guard;
+        if let (Some(permit), Some(breaker)) = (self.breaker.take(), &guard.breaker) {
             lock(breaker).release(permit);
+        }
+        if self.limited {
+            lock(&guard.limiter).finished(guard.now_ms() as i64);
         }
     }
 }

@@ -191,6 +191,64 @@ async fn the_limiter_refuses_past_its_rate_and_counts_only_sent_calls() {
     }
 }
 
+/// The sliding window counts a call while it is in flight and for a window after it
+/// is over, answered or abandoned, so the PG's own clock never sees more than the limit.
+#[tokio::test]
+async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
+    let window = Duration::from_millis(300);
+    let (guard, metrics) = guard(GuardConfig {
+        limiter: LimiterConfig::SlidingWindow(Rate {
+            limit: 1,
+            window_ms: window.as_millis() as i64,
+        }),
+        ..GuardConfig::default()
+    });
+    let guard = Arc::new(guard);
+    let (release, held) = oneshot::channel::<()>();
+    let slow = tokio::spawn({
+        let guard = guard.clone();
+        async move {
+            guard
+                .call(async move {
+                    let _ = held.await;
+                    APPROVED
+                })
+                .await
+        }
+    });
+    while metrics.gateway_in_flight("approve") < 1 {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(window + window / 3).await;
+    assert_eq!(
+        guard.call(async { APPROVED }).await,
+        Err(Refusal::RateLimited),
+        "a call in flight longer than the window still counts"
+    );
+    drop(release);
+    assert_eq!(slow.await.unwrap(), Ok(APPROVED));
+    assert_eq!(
+        guard.call(async { APPROVED }).await,
+        Err(Refusal::RateLimited),
+        "an answered call counts for a window after its answer"
+    );
+    tokio::time::sleep(window + window / 3).await;
+
+    let abandoned = tokio::time::timeout(
+        window / 10,
+        guard.call(std::future::pending::<GatewayAnswer>()),
+    )
+    .await;
+    assert!(abandoned.is_err(), "the caller gave up on the call");
+    assert_eq!(
+        guard.call(async { APPROVED }).await,
+        Err(Refusal::RateLimited),
+        "an abandoned call may have reached the PG"
+    );
+    tokio::time::sleep(window + window / 3).await;
+    assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+}
+
 #[tokio::test]
 async fn an_open_breaker_refuses_before_the_bulkhead_or_limiter_are_asked() {
     let (guard, _) = guard(GuardConfig {
