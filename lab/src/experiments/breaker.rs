@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{count, mixed, mixed_chart, Plan, Report, Table};
+use crate::load::Sample;
 use crate::stack::{received, Stack};
 use crate::stats::range;
 
@@ -22,6 +23,9 @@ struct Figures {
     approved: Vec<f64>,
     circuit_open: Vec<f64>,
     unknown: Vec<f64>,
+    /// UNKNOWN payments sent before the breaker first opened, and after.
+    unknown_before_open: Vec<f64>,
+    unknown_after_open: Vec<f64>,
     refused_at_pg: Vec<f64>,
     half_open_cycles: Vec<f64>,
     back_to_closed: Vec<Option<f64>>,
@@ -94,6 +98,17 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             f.circuit_open
                 .push(count(&result.payments, "FAILED:CIRCUIT_OPEN") as f64);
             f.unknown.push(count(&result.payments, "UNKNOWN") as f64);
+            let first_open = transitions
+                .iter()
+                .find(|(_, change)| change.ends_with("→OPEN"))
+                .map_or(f64::INFINITY, |(at, _)| *at);
+            let (before, after): (Vec<&Sample>, Vec<&Sample>) = result
+                .payments
+                .iter()
+                .filter(|s| s.outcome == "UNKNOWN")
+                .partition(|s| s.sent_at.as_secs_f64() < first_open);
+            f.unknown_before_open.push(before.len() as f64);
+            f.unknown_after_open.push(after.len() as f64);
             f.refused_at_pg.push(refused_at_pg as f64);
             f.timelines.push(
                 transitions
@@ -118,6 +133,15 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             range(&f.approved, 0),
             range(&f.circuit_open, 0),
             range(&f.unknown, 0),
+            if enabled {
+                format!(
+                    "{} / {}",
+                    range(&f.unknown_before_open, 0),
+                    range(&f.unknown_after_open, 0)
+                )
+            } else {
+                "—".into()
+            },
             if enabled {
                 range(&f.refused_at_pg, 0)
             } else {
@@ -172,16 +196,26 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                     "**not met**"
                 },
             ));
-            notes.push(
+            let probes_only = f
+                .unknown_after_open
+                .iter()
+                .zip(&f.half_open_cycles)
+                .all(|(after, cycles)| *after <= PROBES * cycles);
+            notes.push(format!(
                 "Where the UNKNOWNs come from: no outcome comes back before the 3 s timeout, so \
                  every payment sent in the first seconds of the outage (10/s × 3 s = 30) is on \
                  its way before the breaker has a single failure to count; it opens once 10 \
-                 have timed out, by when about 40 have been sent. Each half-open cycle then \
-                 adds its 3 probes. The bound counts only the 10 and the probes, so at this \
-                 rate and timeout no breaker can meet it; the bulkhead is what caps the calls \
-                 in flight."
-                    .into(),
-            );
+                 have timed out, by when about 40 have been sent — {} UNKNOWN were sent before \
+                 it first opened. Once open, only the half-open probes reach the PG: {} \
+                 UNKNOWN were sent after, at most 3 per cycle in every run: {}. The bound \
+                 counts only 10 before the opening, so at this rate and timeout no breaker \
+                 that waits for outcomes can meet it: 10 calls are sent within the first \
+                 second, before any of them can have failed. The bulkhead is what caps the \
+                 calls in flight.",
+                range(&f.unknown_before_open, 0),
+                range(&f.unknown_after_open, 0),
+                if probes_only { "yes" } else { "**no**" },
+            ));
         }
     }
     Ok(Report {
@@ -229,6 +263,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                 "APPROVED",
                 "FAILED (CIRCUIT_OPEN)",
                 "UNKNOWN",
+                "UNKNOWN sent before it first opened / after",
                 "refused payments at the PG",
                 "back to CLOSED after recovery",
             ],

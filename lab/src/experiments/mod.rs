@@ -27,6 +27,13 @@ pub const ORIGIN_DIRECT: &str = "origin and gateway simulator as release builds 
     loopback, SQLite, one origin; the lab drives the origin directly, signing requests as \
     the edge does";
 
+/// The outcomes of payments the origin's guard refused: never sent to the PG.
+pub const GUARD_REFUSALS: [&str; 3] = [
+    "FAILED:CIRCUIT_OPEN",
+    "FAILED:BULKHEAD_FULL",
+    "FAILED:RATE_LIMITED",
+];
+
 /// How long the lab waits for any one answer; past it the sample is `CLIENT_TIMEOUT`.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(70);
 
@@ -200,8 +207,35 @@ pub fn latency_series(name: &str, samples: &[Sample], slice: Duration, p: f64) -
     }
 }
 
-/// The chart every mixed run gets: PG calls in flight and the breaker; the payments'
-/// and the reads' p95 per second.
+/// How many samples per `slice` of send time are `counted`, for a chart.
+pub fn count_series(
+    name: &str,
+    samples: &[Sample],
+    slice: Duration,
+    counted: impl Fn(&Sample) -> bool,
+) -> Series {
+    let index_of = |sample: &Sample| (sample.sent_at.as_secs_f64() / slice.as_secs_f64()) as usize;
+    let slices = samples
+        .iter()
+        .map(index_of)
+        .max()
+        .map_or(0, |last| last + 1);
+    let mut counts = vec![0.0; slices];
+    for sample in samples.iter().filter(|sample| counted(sample)) {
+        counts[index_of(sample)] += 1.0;
+    }
+    Series {
+        name: name.to_owned(),
+        points: counts
+            .into_iter()
+            .enumerate()
+            .map(|(index, count)| ((index as f64 + 0.5) * slice.as_secs_f64(), Some(count)))
+            .collect(),
+    }
+}
+
+/// The chart every mixed run gets: PG calls in flight and the breaker (when it is on);
+/// the payments' and the reads' p95 per second; what went wrong, per second.
 pub fn mixed_chart(
     out: &Path,
     file: &str,
@@ -210,32 +244,53 @@ pub fn mixed_chart(
     seconds: f64,
 ) -> anyhow::Result<String> {
     let at = |point: &Point| point.at.as_secs_f64();
-    let panels = [
-        Panel {
-            title: "PG calls in flight (origin_gateway_in_flight)".into(),
-            y_label: "calls".into(),
-            series: vec![Series {
-                name: "in flight".into(),
-                points: mixed.points.iter().map(|p| (at(p), p.in_flight)).collect(),
-            }],
-        },
-        Panel {
+    let second = Duration::from_secs(1);
+    let mut panels = vec![Panel {
+        title: "PG calls in flight (origin_gateway_in_flight)".into(),
+        y_label: "calls".into(),
+        series: vec![Series {
+            name: "in flight".into(),
+            points: mixed.points.iter().map(|p| (at(p), p.in_flight)).collect(),
+        }],
+    }];
+    if mixed.points.iter().any(|point| point.breaker.is_some()) {
+        panels.push(Panel {
             title: "Breaker: 0 CLOSED, 1 HALF_OPEN, 2 OPEN".into(),
             y_label: "state".into(),
             series: vec![Series {
                 name: "breaker".into(),
                 points: mixed.points.iter().map(|p| (at(p), p.breaker)).collect(),
             }],
-        },
+        });
+    }
+    panels.extend([
         Panel {
             title: "Latency by second sent".into(),
             y_label: "ms".into(),
             series: vec![
-                latency_series("payment", &mixed.payments, Duration::from_secs(1), 95.0),
-                latency_series("unrelated read", &mixed.reads, Duration::from_secs(1), 95.0),
+                latency_series("payment", &mixed.payments, second, 95.0),
+                latency_series("unrelated read", &mixed.reads, second, 95.0),
             ],
         },
-    ];
+        Panel {
+            title: "What went wrong, by second sent".into(),
+            y_label: "requests".into(),
+            series: vec![
+                count_series("payments UNKNOWN", &mixed.payments, second, |s| {
+                    s.outcome == "UNKNOWN"
+                }),
+                count_series(
+                    "payments refused by the guard",
+                    &mixed.payments,
+                    second,
+                    |s| GUARD_REFUSALS.contains(&s.outcome.as_str()),
+                ),
+                count_series("unrelated reads failed", &mixed.reads, second, |s| {
+                    !(200..300).contains(&s.status)
+                }),
+            ],
+        },
+    ]);
     chart::write(&out.join(file), title, seconds, &panels)?;
     Ok(file.to_owned())
 }
