@@ -15,6 +15,7 @@ mod observe;
 mod stack;
 mod stats;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -110,6 +111,15 @@ async fn run(name: &str, runs: u32, out: &Path) -> anyhow::Result<Report> {
     }
 }
 
+/// The paragraphs of a report that state its acceptance checks.
+fn acceptance(report: &str) -> Vec<&str> {
+    report
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|paragraph| paragraph.starts_with("Acceptance"))
+        .collect()
+}
+
 /// `docs/experiments.md` (beside `out`): how to reproduce, then the latest report of
 /// each experiment found in `out`.
 fn write_index(out: &Path) -> anyhow::Result<()> {
@@ -129,15 +139,37 @@ fn write_index(out: &Path) -> anyhow::Result<()> {
          ```\n\n\
          Each writes `{folder}/<name>.md` and its SVG charts, and rewrites this page.\n\n"
     );
-    for name in EXPERIMENTS {
-        let path = out.join(format!("{name}.md"));
-        match std::fs::read_to_string(&path) {
-            Ok(report) => {
-                let report = report.replace("](", &format!("]({folder}/"));
-                text.push_str(&report);
+    let reports: Vec<(&str, Option<String>)> = EXPERIMENTS
+        .iter()
+        .map(|name| {
+            let report = std::fs::read_to_string(out.join(format!("{name}.md"))).ok();
+            (*name, report)
+        })
+        .collect();
+    text.push_str("## Acceptance at a glance\n\n");
+    for (name, report) in &reports {
+        let title = report
+            .as_deref()
+            .and_then(|report| report.lines().next())
+            .map_or(*name, |line| line.trim_start_matches("## "));
+        let checks = report.as_deref().map(acceptance).unwrap_or_default();
+        if checks.is_empty() {
+            let _ = writeln!(text, "- **{title}** — no acceptance check.");
+        }
+        for check in checks {
+            let _ = writeln!(text, "- **{title}** — {check}");
+        }
+    }
+    text.push('\n');
+    for (name, report) in &reports {
+        match report {
+            Some(report) => {
+                text.push_str(&report.replace("](", &format!("]({folder}/")));
                 text.push('\n');
             }
-            Err(_) => text.push_str(&format!("## {name}\n\nNot run yet.\n\n")),
+            None => {
+                let _ = write!(text, "## {name}\n\nNot run yet.\n\n");
+            }
         }
     }
     let index = out
