@@ -24,6 +24,26 @@ fn small_breaker() -> BreakerConfig {
     }
 }
 
+/// A call through `guard` that the PG answers APPROVED once `release` is sent or dropped.
+fn held_call(
+    guard: &Arc<PgGuard>,
+) -> (
+    oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<GatewayAnswer, Refusal>>,
+) {
+    let (release, held) = oneshot::channel::<()>();
+    let guard = guard.clone();
+    let call = tokio::spawn(async move {
+        guard
+            .call(async move {
+                let _ = held.await;
+                APPROVED
+            })
+            .await
+    });
+    (release, call)
+}
+
 /// A call that counts whether it ran.
 async fn counted(calls: &AtomicU32, answer: GatewayAnswer) -> GatewayAnswer {
     calls.fetch_add(1, Ordering::SeqCst);
@@ -110,21 +130,7 @@ async fn a_full_bulkhead_refuses_at_once_and_a_finished_call_frees_its_slot() {
         ..GuardConfig::default()
     });
     let guard = Arc::new(guard);
-    let mut releases = Vec::new();
-    let mut calls = Vec::new();
-    for _ in 0..2 {
-        let (release, held) = oneshot::channel::<()>();
-        releases.push(release);
-        let guard = guard.clone();
-        calls.push(tokio::spawn(async move {
-            guard
-                .call(async move {
-                    let _ = held.await;
-                    APPROVED
-                })
-                .await
-        }));
-    }
+    let (releases, calls): (Vec<_>, Vec<_>) = (0..2).map(|_| held_call(&guard)).unzip();
     while metrics.gateway_in_flight("approve") < 2 {
         tokio::task::yield_now().await;
     }
@@ -204,18 +210,7 @@ async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
         ..GuardConfig::default()
     });
     let guard = Arc::new(guard);
-    let (release, held) = oneshot::channel::<()>();
-    let slow = tokio::spawn({
-        let guard = guard.clone();
-        async move {
-            guard
-                .call(async move {
-                    let _ = held.await;
-                    APPROVED
-                })
-                .await
-        }
-    });
+    let (release, slow) = held_call(&guard);
     while metrics.gateway_in_flight("approve") < 1 {
         tokio::task::yield_now().await;
     }
