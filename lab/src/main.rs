@@ -153,7 +153,9 @@ fn write_index(out: &Path) -> anyhow::Result<()> {
             .and_then(|report| report.lines().next())
             .map_or(*name, |line| line.trim_start_matches("## "));
         let checks = report.as_deref().map(acceptance).unwrap_or_default();
-        if checks.is_empty() {
+        if report.is_none() {
+            let _ = writeln!(text, "- **{title}** — not run yet.");
+        } else if checks.is_empty() {
             let _ = writeln!(text, "- **{title}** — no acceptance check.");
         }
         for check in checks {

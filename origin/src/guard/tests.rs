@@ -198,10 +198,12 @@ async fn the_limiter_refuses_past_its_rate_and_counts_only_sent_calls() {
 }
 
 /// The sliding window counts a call while it is in flight and for a window after it
-/// is over, answered or abandoned, so the PG's own clock never sees more than the limit.
+/// is over, answered or abandoned, so the PG's own clock never sees more than the limit;
+/// a refused call counts nothing and ends nothing.
 #[tokio::test]
 async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
-    let window = Duration::from_millis(300);
+    let window = Duration::from_secs(1);
+    let past_the_window = window + window / 4;
     let (guard, metrics) = guard(GuardConfig {
         limiter: LimiterConfig::SlidingWindow(Rate {
             limit: 1,
@@ -214,11 +216,15 @@ async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
     while metrics.gateway_in_flight("approve") < 1 {
         tokio::task::yield_now().await;
     }
-    tokio::time::sleep(window + window / 3).await;
+    assert_eq!(
+        guard.call(async { APPROVED }).await,
+        Err(Refusal::RateLimited)
+    );
+    tokio::time::sleep(past_the_window).await;
     assert_eq!(
         guard.call(async { APPROVED }).await,
         Err(Refusal::RateLimited),
-        "a call in flight longer than the window still counts"
+        "a call in flight longer than the window still counts, and a refusal ended nothing"
     );
     drop(release);
     assert_eq!(slow.await.unwrap(), Ok(APPROVED));
@@ -227,7 +233,7 @@ async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
         Err(Refusal::RateLimited),
         "an answered call counts for a window after its answer"
     );
-    tokio::time::sleep(window + window / 3).await;
+    tokio::time::sleep(past_the_window).await;
 
     let abandoned = tokio::time::timeout(
         window / 10,
@@ -240,7 +246,7 @@ async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
         Err(Refusal::RateLimited),
         "an abandoned call may have reached the PG"
     );
-    tokio::time::sleep(window + window / 3).await;
+    tokio::time::sleep(past_the_window).await;
     assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
 }
 

@@ -7,11 +7,11 @@
 //! release builds ([`Stack`]). Clients pause only when the edge says so (`Retry-After`,
 //! `pollAfterSeconds`), so with no control they press as hard as the stack lets them.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
-
 mod chart;
 mod client;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
