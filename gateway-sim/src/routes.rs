@@ -6,7 +6,7 @@
 //! in, and the system clock is read in exactly one place (`crate::now_ms`).
 //! The callbacks a decision or a cancel owes are taken from the ledger in the
 //! same step and handed to [`callbacks`](crate::callbacks) for delivery.
-//! The settlement export is written by [`settlement`](crate::settlement);
+//! The settlement export is written by [`settlement`];
 //! its route only picks the day and the encoding.
 
 use std::future::pending;

@@ -96,7 +96,7 @@ impl IntoResponse for Answer {
     }
 }
 
-/// Purges records past [`RETAIN`] now and every [`PURGE_EVERY`], for as long as it runs.
+/// Purges records past [`RETAIN`] now and every `PURGE_EVERY`, for as long as it runs.
 pub async fn purge_expired(store: Arc<dyn Store>, metrics: Arc<Metrics>) {
     let mut every = tokio::time::interval(PURGE_EVERY);
     loop {

@@ -12,7 +12,7 @@
 //!
 //! The devices are asked in that order, and a later refusal gives back what the
 //! earlier ones granted, so the limiter counts exactly the calls that were sent. The
-//! [`Permit`] of a call in flight gives everything back when dropped, so a cancelled
+//! `Permit` of a call in flight gives everything back when dropped, so a cancelled
 //! call never keeps a bulkhead slot or a half-open probe, and the limiter hears that
 //! it is over (it may have reached the PG, so it still counts for a window).
 
