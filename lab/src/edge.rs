@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
+use crate::stack::{run_in_workspace, workspace};
+
 /// The binding, class and storage of each Durable Object namespace (`wrangler.toml`:
 /// `[[durable_objects.bindings]]`, every class in `new_sqlite_classes`).
 const DURABLE_OBJECTS: [(&str, &str); 3] = [
@@ -135,6 +137,26 @@ impl Edge {
         )
     }
 
+    /// Logs `username` in through the edge; its access token.
+    pub async fn login(
+        &self,
+        http: &reqwest::Client,
+        username: &str,
+        password: &str,
+    ) -> anyhow::Result<String> {
+        let login: serde_json::Value = http
+            .post(format!("{}/auth/login", self.url))
+            .json(&serde_json::json!({"username": username, "password": password}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let token = login["accessToken"]
+            .as_str()
+            .with_context(|| format!("{username} could not log in: {login}"))?;
+        Ok(token.to_owned())
+    }
+
     /// The CPU time workerd has used so far, all its threads together (Linux
     /// `/proc/{pid}/task/*/schedstat`); `None` where that cannot be read.
     pub fn cpu_time(&self) -> Option<Duration> {
@@ -165,27 +187,15 @@ impl Drop for Edge {
 
 /// `scripts/build-edge`: the Worker into `build/`, skipped when it is up to date.
 fn build(root: &Path) -> anyhow::Result<()> {
-    let status = Command::new(root.join("scripts/build-edge"))
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .status()
-        .context("running scripts/build-edge")?;
-    if !status.success() {
-        bail!("scripts/build-edge failed ({status})");
-    }
-    Ok(())
+    run_in_workspace(
+        Command::new(root.join("scripts/build-edge")),
+        "scripts/build-edge",
+    )
 }
 
 /// The workerd of the `workerd` npm package wrangler depends on.
 fn workerd_binary() -> PathBuf {
     workspace().join("node_modules/workerd/bin/workerd")
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
 }
 
 /// The `compatibility_date` of `wrangler.toml`'s text.
@@ -306,17 +316,7 @@ mod tests {
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .build()?;
-        let login: serde_json::Value = http
-            .post(format!("{}/auth/login", edge.url))
-            .json(&serde_json::json!({"username": "bench", "password": "bench-password"}))
-            .send()
-            .await?
-            .json()
-            .await?;
-        let token = login["accessToken"]
-            .as_str()
-            .context("no accessToken")?
-            .to_owned();
+        let token = edge.login(&http, "bench", "bench-password").await?;
         for (route, path, bearer) in [
             ("GET /healthz (no object)", "/healthz", None),
             (

@@ -20,26 +20,34 @@ const KEKS: &str = "v1:ERERERERERERERERERERERERERERERERERERERERERE=";
 /// Builds the origin and the simulator in release mode (a no-op when up to date).
 pub fn build() -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "origin",
-            "-p",
-            "gateway-sim",
-        ])
+    let mut command = Command::new(cargo);
+    command.args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "origin",
+        "-p",
+        "gateway-sim",
+    ]);
+    run_in_workspace(command, "cargo build --release -p origin -p gateway-sim")
+}
+
+/// Runs a build step in the workspace and waits for it; its failure is an error.
+pub fn run_in_workspace(mut command: Command, what: &str) -> anyhow::Result<()> {
+    let status = command
         .current_dir(workspace())
+        .stdin(Stdio::null())
         .status()
-        .context("running cargo build")?;
+        .with_context(|| format!("running {what}"))?;
     if !status.success() {
-        bail!("cargo build --release -p origin -p gateway-sim failed");
+        bail!("{what} failed ({status})");
     }
     Ok(())
 }
 
-fn workspace() -> PathBuf {
+/// The workspace's root directory.
+pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{count, mixed, mixed_chart, Plan, Report, Table};
+use super::{count, mixed, mixed_chart, verdict, Plan, Report, Table};
 use crate::load::Sample;
 use crate::stack::{received, Stack};
 use crate::stats::range;
@@ -172,13 +172,9 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                  after the PG recovered: {} s: {}.",
                 range(&f.unknown, 0),
                 range(&f.half_open_cycles, 0),
-                if bound_met { "met" } else { "**not met**" },
+                verdict(bound_met),
                 range(&f.refused_at_pg, 0),
-                if f.refused_at_pg.iter().all(|n| *n == 0.0) {
-                    "met"
-                } else {
-                    "**not met**"
-                },
+                verdict(f.refused_at_pg.iter().all(|n| *n == 0.0)),
                 range(
                     &f.closed_after_first_probe
                         .iter()
@@ -187,14 +183,11 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                         .collect::<Vec<_>>(),
                     2
                 ),
-                if f.closed_after_first_probe
-                    .iter()
-                    .all(|d| d.is_some_and(|d| d <= 1.0))
-                {
-                    "met"
-                } else {
-                    "**not met**"
-                },
+                verdict(
+                    f.closed_after_first_probe
+                        .iter()
+                        .all(|d| d.is_some_and(|d| d <= 1.0))
+                ),
             ));
             let probes_only = f
                 .unknown_after_open

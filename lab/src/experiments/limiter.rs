@@ -6,10 +6,9 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use serde_json::json;
 
-use super::{confirm, Report, Table};
+use super::{confirm, verdict, Report, Table};
 use crate::chart::{self, Panel, Series};
 use crate::edge::Edge;
 use crate::load::open_model;
@@ -21,6 +20,15 @@ const RATE: f64 = 80.0;
 const SECONDS: u64 = 20;
 const LIMIT: usize = 50;
 
+const HEADER: [&str; 6] = [
+    "algorithm",
+    "admitted (20 s)",
+    "max in any 1 s",
+    "max in any 100 ms",
+    "payment p95",
+    "refused payments at the PG",
+];
+
 #[derive(Default)]
 struct Figures {
     admitted: Vec<f64>,
@@ -31,6 +39,13 @@ struct Figures {
 }
 
 impl Figures {
+    /// One run's admissions, by the PG's receive times.
+    fn add_admitted(&mut self, times: &[u64]) {
+        self.admitted.push(times.len() as f64);
+        self.max_1s.push(max_in_any_window(times, 1_000) as f64);
+        self.max_100ms.push(max_in_any_window(times, 100) as f64);
+    }
+
     fn row(&self, label: &str) -> Vec<String> {
         vec![
             label.to_owned(),
@@ -71,9 +86,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             let times: Vec<u64> = received.iter().map(|(_, at)| *at).collect();
             let at_pg: HashSet<&str> = received.iter().map(|(order, _)| order.as_str()).collect();
             let all: Vec<_> = payments.iter().collect();
-            f.admitted.push(times.len() as f64);
-            f.max_1s.push(max_in_any_window(&times, 1_000) as f64);
-            f.max_100ms.push(max_in_any_window(&times, 100) as f64);
+            f.add_admitted(&times);
             f.p95.push(percentile_ms(&all, 95.0));
             f.refused_at_pg.push(
                 payments
@@ -89,14 +102,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                     .iter()
                     .map(|s| started_ms + s.sent_at.as_millis() as u64)
                     .collect();
-                let admitted = fixed_window(&sent, LIMIT, 1_000);
-                fixed.admitted.push(admitted.len() as f64);
-                fixed
-                    .max_1s
-                    .push(max_in_any_window(&admitted, 1_000) as f64);
-                fixed
-                    .max_100ms
-                    .push(max_in_any_window(&admitted, 100) as f64);
+                fixed.add_admitted(&fixed_window(&sent, LIMIT, 1_000));
             }
             if run == runs {
                 let base = times.iter().copied().min().unwrap_or(started_ms);
@@ -111,11 +117,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             notes.push(format!(
                 "Acceptance: sliding-window maximum in any 1 s ≤ {LIMIT}, counted on the PG's \
                  clock as it received the confirms — worst run {worst:.0}: {}.",
-                if worst <= LIMIT as f64 {
-                    "met"
-                } else {
-                    "**not met**"
-                }
+                verdict(worst <= LIMIT as f64)
             ));
             notes.push(
                 "The origin's window counts a call from when it is sent until a second after \
@@ -132,13 +134,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
     for run in 1..=runs {
         let (times, payments) = through_the_edge(run).await?;
         let all: Vec<_> = payments.iter().collect();
-        through_edge.admitted.push(times.len() as f64);
-        through_edge
-            .max_1s
-            .push(max_in_any_window(&times, 1_000) as f64);
-        through_edge
-            .max_100ms
-            .push(max_in_any_window(&times, 100) as f64);
+        through_edge.add_admitted(&times);
         through_edge.p95.push(percentile_ms(&all, 95.0));
         let started = times.iter().copied().min().unwrap_or_default();
         if run == runs {
@@ -206,14 +202,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
              PG healthy. Admitted = confirms the simulator received, by its `receivedAt`."
         ),
         seed: Table {
-            header: vec![
-                "algorithm",
-                "admitted (20 s)",
-                "max in any 1 s",
-                "max in any 100 ms",
-                "payment p95",
-                "refused payments at the PG",
-            ],
+            header: HEADER.to_vec(),
             rows: vec![
                 vec![
                     "fixed window, 3 runs".into(),
@@ -242,14 +231,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             ],
         },
         ours: Table {
-            header: vec![
-                "algorithm",
-                "admitted (20 s)",
-                "max in any 1 s",
-                "max in any 100 ms",
-                "payment p95",
-                "refused payments at the PG",
-            ],
+            header: HEADER.to_vec(),
             rows,
         },
         notes,
@@ -279,18 +261,10 @@ async fn through_the_edge(run: u32) -> anyhow::Result<(Vec<u64>, Vec<crate::load
     .await?;
     let mut tokens = Vec::with_capacity(EDGE_USERS);
     for user in 0..EDGE_USERS {
-        let login: serde_json::Value = stack
-            .http
-            .post(format!("{}/auth/login", edge.url))
-            .json(&json!({"username": format!("limit{user}"), "password": PASSWORD}))
-            .send()
-            .await?
-            .json()
-            .await?;
-        let token = login["accessToken"]
-            .as_str()
-            .with_context(|| format!("limit{user} could not log in: {login}"))?;
-        tokens.push(token.to_owned());
+        tokens.push(
+            edge.login(&stack.http, &format!("limit{user}"), PASSWORD)
+                .await?,
+        );
     }
     let payments = open_model(Instant::now(), RATE, Duration::from_secs(SECONDS), |n| {
         let order_id = format!("edge-limit-{run}-{n}");

@@ -34,6 +34,15 @@ pub const GUARD_REFUSALS: [&str; 3] = [
     "FAILED:RATE_LIMITED",
 ];
 
+/// An acceptance check's verdict as the reports write it.
+pub fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "**not met**"
+    }
+}
+
 /// How long the lab waits for any one answer; past it the sample is `CLIENT_TIMEOUT`.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(70);
 

@@ -34,6 +34,15 @@ struct Figures {
     p95: Vec<f64>,
 }
 
+const HEADER: [&str; 6] = [
+    "retries",
+    "PG requests / client requests",
+    "factor",
+    "approvals recorded at the PG",
+    "PG max per second",
+    "payment p95",
+];
+
 pub async fn report(runs: u32, _out: &Path) -> anyhow::Result<Report> {
     let configs = [
         ("none", Retry::None, true),
@@ -101,14 +110,7 @@ pub async fn report(runs: u32, _out: &Path) -> anyhow::Result<Report> {
              product never retries an approval."
         ),
         seed: Table {
-            header: vec![
-                "retries",
-                "PG requests / client requests",
-                "factor",
-                "approvals recorded at the PG",
-                "PG max per second",
-                "payment p95",
-            ],
+            header: HEADER.to_vec(),
             rows: vec![
                 vec![
                     "none (default), 3 runs".into(),
@@ -145,14 +147,7 @@ pub async fn report(runs: u32, _out: &Path) -> anyhow::Result<Report> {
             ],
         },
         ours: Table {
-            header: vec![
-                "retries",
-                "PG requests / client requests",
-                "factor",
-                "approvals recorded at the PG",
-                "PG max per second",
-                "payment p95",
-            ],
+            header: HEADER.to_vec(),
             rows,
         },
         notes: vec![format!(

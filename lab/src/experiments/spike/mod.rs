@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
-use super::{Report, Table};
+use super::{verdict, Report, Table};
 use crate::edge::Edge;
 use crate::load::Sample;
 use crate::stack::Stack;
@@ -100,7 +100,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             notes.push(format!(
                 "Acceptance (flow control on): no 5xx — worst run {errors:.0}: {} \
                  (requests without any answer, counted apart: at most {unanswered:.0}).",
-                if errors == 0.0 { "met" } else { "**not met**" }
+                verdict(errors == 0.0)
             ));
         }
         rows.push(figures.row(control.label));
