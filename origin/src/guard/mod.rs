@@ -16,6 +16,7 @@
 //! call never keeps a bulkhead slot or a half-open probe, and the limiter hears that
 //! it is over (it may have reached the PG, so it still counts for a window).
 
+mod answer;
 pub mod breaker;
 pub mod limiter;
 
@@ -27,9 +28,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::gateway::{CancelAnswer, GatewayAnswer};
 use crate::metrics::Metrics;
-use crate::recovery::decide::PgView;
+pub use answer::Answer;
 use breaker::{Breaker, BreakerConfig, BreakerPermit, BreakerView, CallResult, Transition};
 use limiter::{Limiter, LimiterConfig};
 
@@ -76,94 +76,6 @@ impl Refusal {
             Self::CircuitOpen => "CIRCUIT_OPEN",
             Self::BulkheadFull => "BULKHEAD_FULL",
             Self::RateLimited => "RATE_LIMITED",
-        }
-    }
-}
-
-/// Why a call that timed out has no answer.
-fn no_answer_within(timeout: Duration) -> String {
-    format!("no answer within the {} ms timeout", timeout.as_millis())
-}
-
-/// What the guard needs to know of a PG call's answer.
-pub trait Answer {
-    /// The answer when the call took longer than the timeout.
-    fn timed_out(timeout: Duration) -> Self;
-    /// Whether it counts against the PG's health.
-    fn is_failure(&self) -> bool;
-    /// A short label for metrics.
-    fn kind(&self) -> &'static str;
-}
-
-impl Answer for GatewayAnswer {
-    /// Sent and not answered: it may have charged, so it is unknown.
-    fn timed_out(timeout: Duration) -> Self {
-        Self::Unknown {
-            cause: no_answer_within(timeout),
-        }
-    }
-
-    /// No answer, a 5xx, a refused connection, or a 429 count; a decline or another
-    /// 4xx is the PG working.
-    fn is_failure(&self) -> bool {
-        match self {
-            Self::Approved { .. } | Self::Declined => false,
-            Self::Rejected { status } => *status == 429,
-            Self::NotSent | Self::Unknown { .. } => true,
-        }
-    }
-
-    fn kind(&self) -> &'static str {
-        match self {
-            Self::Approved { .. } => "approved",
-            Self::Declined => "declined",
-            Self::Rejected { .. } => "rejected",
-            Self::NotSent => "not_sent",
-            Self::Unknown { .. } => "unknown",
-        }
-    }
-}
-
-impl Answer for CancelAnswer {
-    fn timed_out(timeout: Duration) -> Self {
-        Self::Unavailable {
-            cause: no_answer_within(timeout),
-        }
-    }
-
-    fn is_failure(&self) -> bool {
-        matches!(self, Self::Unavailable { .. })
-    }
-
-    fn kind(&self) -> &'static str {
-        match self {
-            Self::Cancelled => "cancelled",
-            Self::Refused { .. } => "cancel_refused",
-            Self::Unavailable { .. } => "unavailable",
-        }
-    }
-}
-
-impl Answer for PgView {
-    fn timed_out(timeout: Duration) -> Self {
-        Self::Unavailable {
-            cause: no_answer_within(timeout),
-        }
-    }
-
-    /// Only no answer counts: every status, NOT_FOUND included, is the PG working.
-    fn is_failure(&self) -> bool {
-        matches!(self, Self::Unavailable { .. })
-    }
-
-    fn kind(&self) -> &'static str {
-        match self {
-            Self::Approved { .. } => "approved",
-            Self::Declined => "declined",
-            Self::Cancelled => "cancelled",
-            Self::NotFound => "not_found",
-            Self::Pending => "pending",
-            Self::Unavailable { .. } => "unavailable",
         }
     }
 }

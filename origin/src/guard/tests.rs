@@ -6,6 +6,7 @@ use rules::sliding_window::Rate;
 use tokio::sync::oneshot;
 
 use super::*;
+use crate::gateway::GatewayAnswer;
 
 const APPROVED: GatewayAnswer = GatewayAnswer::Approved { approved_at: 1 };
 
