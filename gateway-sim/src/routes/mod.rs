@@ -1,7 +1,7 @@
 //! HTTP surface of the simulated gateway.
 //!
 //! Handlers only translate between JSON and the [`Ledger`](crate::ledger::Ledger)
-//! and [`Faults`]: validation of wire bodies happens here, decisions happen
+//! and [`Faults`](crate::faults::Faults): validation of wire bodies happens here, decisions happen
 //! in the ledger, the random rolls (decline, jitter) are made here and passed
 //! in, and the system clock is read in exactly one place (`crate::now_ms`).
 //! The callbacks a decision or a cancel owes are taken from the ledger in the
@@ -9,8 +9,9 @@
 //! The settlement export is written by [`settlement`];
 //! its route only picks the day and the encoding.
 
+mod admin;
+
 use std::future::pending;
-use std::num::NonZeroU32;
 use std::time::Duration;
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
@@ -24,14 +25,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::faults::{FaultMode, Faults, MAX_HOLD_MS};
+use crate::faults::FaultMode;
 use crate::ledger::{
-    CancelOutcome, Cancelling, ConfirmOutcome, ConfirmRequest, Confirmation, LedgerSnapshot,
-    OrderStatus, PaymentView, Processing, RateLimited, Received,
+    CancelOutcome, Cancelling, ConfirmOutcome, ConfirmRequest, Confirmation, OrderStatus,
+    PaymentView, Processing, RateLimited, Received,
 };
 use crate::server::ConnectionHandle;
 use crate::settlement;
 use crate::{now_ms, SimState};
+use admin::{faults, ledger, set_faults};
 
 /// Confirm bodies are a few short fields; anything near this is a client bug.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
@@ -83,95 +85,6 @@ impl TryFrom<ConfirmBody> for ConfirmRequest {
             amount,
         })
     }
-}
-
-/// The `PUT /admin/faults` body as sent; [`Faults`] is what survives
-/// validation. Absent fields take their defaults.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct FaultsBody {
-    mode: FaultMode,
-    // Signed so that negative values get our message rather than serde's.
-    delay_ms: Option<i64>,
-    jitter_ms: Option<i64>,
-    decline_rate: Option<f64>,
-    max_per_second: Option<i64>,
-    idempotent: Option<bool>,
-    duration_ms: Option<i64>,
-    callbacks: Option<bool>,
-    pending_visible: Option<bool>,
-}
-
-impl TryFrom<FaultsBody> for Faults {
-    type Error = ApiError;
-
-    fn try_from(body: FaultsBody) -> Result<Self, ApiError> {
-        let defaults = Faults::default();
-        let decline_rate = body.decline_rate.unwrap_or(defaults.decline_rate);
-        if !(0.0..=1.0).contains(&decline_rate) {
-            return Err(ApiError::InvalidFaults(format!(
-                "declineRate must be between 0.0 and 1.0, got {decline_rate}"
-            )));
-        }
-        let max_per_second = body
-            .max_per_second
-            .map(|max| {
-                u32::try_from(max)
-                    .ok()
-                    .and_then(NonZeroU32::new)
-                    .ok_or_else(|| {
-                        ApiError::InvalidFaults(format!(
-                            "maxPerSecond must be between 1 and {}, got {max}",
-                            u32::MAX
-                        ))
-                    })
-            })
-            .transpose()?;
-        let duration_ms = match (body.mode, body.duration_ms) {
-            (FaultMode::RefuseConnections, None) => {
-                return Err(ApiError::InvalidFaults(
-                    "REFUSE_CONNECTIONS needs durationMs: the admin API shares the closed port"
-                        .into(),
-                ))
-            }
-            (FaultMode::RefuseConnections, Some(duration)) => {
-                Some(millis("durationMs", duration, 1)?)
-            }
-            (_, None) => None,
-            (_, Some(_)) => {
-                return Err(ApiError::InvalidFaults(
-                    "durationMs applies to REFUSE_CONNECTIONS only".into(),
-                ))
-            }
-        };
-        Ok(Self {
-            mode: body.mode,
-            delay_ms: body
-                .delay_ms
-                .map_or(Ok(defaults.delay_ms), |delay| millis("delayMs", delay, 0))?,
-            jitter_ms: body.jitter_ms.map_or(Ok(defaults.jitter_ms), |jitter| {
-                millis("jitterMs", jitter, 0)
-            })?,
-            decline_rate,
-            max_per_second,
-            idempotent: body.idempotent.unwrap_or(defaults.idempotent),
-            duration_ms,
-            callbacks: body.callbacks.unwrap_or(defaults.callbacks),
-            pending_visible: body.pending_visible.unwrap_or(defaults.pending_visible),
-        })
-    }
-}
-
-/// A duration field in milliseconds, from `min` to [`MAX_HOLD_MS`].
-fn millis(field: &str, value: i64, min: u64) -> Result<u64, ApiError> {
-    u64::try_from(value)
-        .ok()
-        .filter(|millis| (min..=MAX_HOLD_MS).contains(millis))
-        .ok_or_else(|| {
-            ApiError::InvalidFaults(format!(
-                "{field} must be between {min} and {MAX_HOLD_MS}, got {value}"
-            ))
-        })
 }
 
 /// A valid confirm is first received (counted, and refused with 429 above
@@ -405,33 +318,6 @@ async fn settlements(
         ),
     ];
     Ok((headers, body).into_response())
-}
-
-async fn ledger(State(state): State<SimState>) -> Json<LedgerSnapshot> {
-    Json(state.with_ledger(|ledger| ledger.snapshot()))
-}
-
-async fn faults(State(state): State<SimState>) -> Json<Faults> {
-    Json(state.faults())
-}
-
-/// Replaces the whole fault setting; answers the setting now in force.
-async fn set_faults(
-    State(state): State<SimState>,
-    body: Result<Json<FaultsBody>, JsonRejection>,
-) -> Result<Json<Faults>, ApiError> {
-    let Json(body) = body.map_err(|rejection| ApiError::InvalidFaults(rejection.body_text()))?;
-    let faults = Faults::try_from(body)?;
-    match faults.refusal() {
-        Some(duration) => state
-            .server()
-            .refuse(faults, duration)
-            .await
-            .map_err(|_| ApiError::RefusalUnavailable)?,
-        None => state.set_faults(faults),
-    }
-    tracing::info!(?faults, "fault settings replaced");
-    Ok(Json(faults))
 }
 
 async fn healthz() -> Json<Value> {
