@@ -87,7 +87,8 @@ pub struct PgGuard {
     epoch: Instant,
     bulkhead: Option<Arc<Semaphore>>,
     breaker: Option<Mutex<Breaker>>,
-    limiter: Mutex<Limiter>,
+    /// `None` when it is off: no lock on a call's path.
+    limiter: Option<Mutex<Limiter>>,
     transitions: Mutex<VecDeque<Transition>>,
     metrics: Arc<Metrics>,
 }
@@ -101,7 +102,8 @@ impl PgGuard {
             bulkhead: (config.bulkhead > 0)
                 .then(|| Arc::new(Semaphore::new(config.bulkhead as usize))),
             breaker: config.breaker.map(|c| Mutex::new(Breaker::new(c))),
-            limiter: Mutex::new(Limiter::new(config.limiter)),
+            limiter: (config.limiter != LimiterConfig::Off)
+                .then(|| Mutex::new(Limiter::new(config.limiter))),
             transitions: Mutex::new(VecDeque::new()),
             metrics,
         };
@@ -195,10 +197,13 @@ impl PgGuard {
             let slot = slots.clone().try_acquire_owned();
             permit.slot = Some(slot.map_err(|_| Refusal::BulkheadFull)?);
         }
-        if !lock(&self.limiter).try_take(now_ms as i64) {
-            return Err(Refusal::RateLimited);
+        if let Some(limiter) = &self.limiter {
+            let mut limiter = lock(limiter);
+            if !limiter.try_take(now_ms as i64) {
+                return Err(Refusal::RateLimited);
+            }
+            permit.limited = limiter.counts_until_finished();
         }
-        permit.limited = true;
         Ok(permit)
     }
 
@@ -233,7 +238,7 @@ struct Permit<'a> {
     guard: &'a PgGuard,
     breaker: Option<BreakerPermit>,
     slot: Option<OwnedSemaphorePermit>,
-    /// Whether the limiter counted this call (it is asked last).
+    /// Whether the limiter counts this call until it is over (it is asked last).
     limited: bool,
     started: Instant,
 }
@@ -262,8 +267,8 @@ impl Drop for Permit<'_> {
         if let (Some(permit), Some(breaker)) = (self.breaker.take(), &guard.breaker) {
             lock(breaker).release(permit);
         }
-        if self.limited {
-            lock(&guard.limiter).finished(guard.now_ms() as i64);
+        if let (true, Some(limiter)) = (self.limited, &guard.limiter) {
+            lock(limiter).finished(guard.now_ms() as i64);
         }
     }
 }

@@ -54,15 +54,21 @@ impl Limiter {
         }
     }
 
-    /// Takes one unit for a call to be sent at `now_ms`, or refuses it. Every unit
-    /// taken must be followed by exactly one [`Limiter::finished`], or the sliding
-    /// window keeps counting it.
+    /// Takes one unit for a call to be sent at `now_ms`, or refuses it. Where
+    /// [`Limiter::counts_until_finished`], every unit taken must be followed by exactly
+    /// one [`Limiter::finished`], or the window keeps counting it.
     pub fn try_take(&mut self, now_ms: i64) -> bool {
         match self {
             Self::Off => true,
             Self::TokenBucket(bucket) => bucket.try_take(now_ms),
             Self::SlidingWindow(window) => window.try_take(now_ms),
         }
+    }
+
+    /// Whether a unit taken must be followed by [`Limiter::finished`]: the sliding
+    /// window's; the bucket forgets a call once it is taken.
+    pub fn counts_until_finished(&self) -> bool {
+        matches!(self, Self::SlidingWindow(_))
     }
 
     /// A call that took a unit is over at `now_ms`: answered, timed out or abandoned.
