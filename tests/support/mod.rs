@@ -1,5 +1,7 @@
-//! The end-to-end harness: the real gateway simulator, origin and edge (wrangler dev,
-//! workerd) on free loopback ports, each in a fresh temporary folder.
+//! The end-to-end harness: the real gateway simulator, origin and edge on free loopback
+//! ports, each in a fresh temporary folder. The edge is the Worker built into `build/`,
+//! run by `workerd serve` as the lab runs it (`edge.rs`); `wrangler dev` serves it in
+//! one smoke test only ([`System::start_under_wrangler_dev`]).
 //!
 //! A [`System`] is started per test and stopped when dropped, whatever happened: every
 //! service runs in a process group of its own, and the whole group is killed. When a
@@ -10,6 +12,8 @@
 #[path = "../../origin/tests/support/postgres.rs"]
 mod postgres;
 
+mod edge;
+
 use std::fs;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt as _;
@@ -19,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
+use edge::EdgeRuntime;
 use jwt_compact::alg::{Hs256, Hs256Key};
 use jwt_compact::{AlgorithmExt as _, Claims, Header};
 use rules::signing::SignedRequest;
@@ -50,8 +55,8 @@ struct Service {
 pub struct EdgeSetup {
     /// Variables set for the edge, over the harness's own.
     pub vars: Vec<(&'static str, String)>,
-    /// Bind the session objects to a Worker that is not running, so every call to them
-    /// fails: the denylist fail modes are observable.
+    /// Bind the edge's object namespaces to a stand-in Worker whose objects throw, so
+    /// every call to them fails: the denylist fail modes are observable.
     pub sessions_down: bool,
 }
 
@@ -76,6 +81,7 @@ pub struct System {
 #[derive(Clone, Copy, Default)]
 struct Parts<'a> {
     edge: Option<&'a EdgeSetup>,
+    edge_runtime: EdgeRuntime,
     origin_vars: &'a [(&'static str, &'a str)],
     /// The simulator calls the origin back.
     callbacks: bool,
@@ -95,6 +101,17 @@ impl System {
     pub async fn start_with(setup: EdgeSetup) -> System {
         System::start_parts(Parts {
             edge: Some(&setup),
+            ..Parts::default()
+        })
+        .await
+    }
+
+    /// [`System::start`], with the edge under `wrangler dev` (as `make run` serves it)
+    /// instead of workerd: for the one smoke test of that path.
+    pub async fn start_under_wrangler_dev() -> System {
+        System::start_parts(Parts {
+            edge: Some(&EdgeSetup::default()),
+            edge_runtime: EdgeRuntime::WranglerDev,
             ..Parts::default()
         })
         .await
@@ -145,6 +162,7 @@ impl System {
     async fn try_start(parts: Parts<'_>) -> Result<System, String> {
         let Parts {
             edge: edge_setup,
+            edge_runtime,
             origin_vars,
             callbacks,
             postgres,
@@ -229,7 +247,6 @@ impl System {
             return Ok(system);
         };
 
-        let env_file = base.join("edge.env");
         let jwt_keys = format!(
             r#"[{{"kty":"oct","alg":"HS256","kid":"{KID}","k":"{}"}}]"#,
             URL_SAFE_NO_PAD.encode(JWT_SECRET)
@@ -240,36 +257,18 @@ impl System {
             ("ORIGIN_SIGNING_SECRET", EDGE_SECRET.to_owned()),
             ("ORIGIN_URL", origin),
         ];
-        vars.extend(setup.vars.iter().cloned());
-        let env_text: String = vars
-            .iter()
-            .map(|(name, value)| format!("{name}='{value}'\n"))
-            .collect();
-        fs::write(&env_file, env_text).expect("the edge's env file");
-        let mut edge = Command::new(root.join("node_modules/.bin/wrangler"));
-        if setup.sessions_down {
-            edge.arg("--config")
-                .arg(root.join("tests/wrangler-sessions-down.toml"));
+        for (name, value) in &setup.vars {
+            vars.retain(|(known, _)| known != name);
+            vars.push((*name, value.clone()));
         }
-        edge.current_dir(root)
-            .env("WRANGLER_SEND_METRICS", "false")
-            .args([
-                "dev",
-                "--local",
-                "--ip",
-                "127.0.0.1",
-                "--port",
-                &edge_port.to_string(),
-            ])
-            .arg("--env-file")
-            .arg(&env_file)
-            .arg("--persist-to")
-            .arg(base.join("wrangler"))
-            .args([
-                "--show-interactive-dev-session=false",
-                "--inspector-port",
-                "0",
-            ]);
+        let edge = edge::command(
+            edge_runtime,
+            root,
+            &base,
+            edge_port,
+            &vars,
+            setup.sessions_down,
+        );
         system.spawn("edge", edge, &base);
 
         system
@@ -675,7 +674,8 @@ impl Killer {
     }
 }
 
-/// Kills the process group `child` leads (wrangler's workerd with it) and reaps `child`.
+/// Kills the process group `child` leads (under `wrangler dev`, its workerd with it) and
+/// reaps `child`.
 fn kill_group(child: &mut Child) {
     if let Ok(group) = libc::pid_t::try_from(child.id()) {
         // SAFETY: kill(2) with a negative pid signals the process group we created.

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 
 use crate::stack::{run_in_workspace, workspace};
-use config::{compatibility_date, config_text};
+use config::{compatibility_date, config_text, Config, EDGE_OBJECTS};
 
 /// The lab's access-token key: HS256, `kid` [`JWT_KID`]; `k` is the base64url of
 /// `lab-access-token-key-0123456789abcdef`.
@@ -82,7 +82,15 @@ impl Edge {
             all.push((name, value.clone()));
         }
         let config = dir.path().join("edge.capnp");
-        std::fs::write(&config, config_text(port, &date, &storage, &all))?;
+        let text = config_text(&Config {
+            port,
+            compatibility_date: &date,
+            storage: &storage,
+            vars: &all,
+            durable_objects: &EDGE_OBJECTS,
+            objects_down: false,
+        });
+        std::fs::write(&config, text)?;
         let log = std::fs::File::create(dir.path().join("workerd.log"))?;
         let child = Command::new(workerd_binary())
             .arg("serve")
