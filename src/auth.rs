@@ -7,6 +7,7 @@ use worker::{Env, Request};
 
 use crate::config::{DenylistFailMode, EdgeConfig};
 use crate::error::ApiError;
+use crate::memory;
 use crate::rate_windows::{WindowAnswer, WindowCheck};
 use crate::session::client::UserSessionClient;
 use crate::session::protocol::Authorized;
@@ -18,18 +19,19 @@ pub struct Caller {
     pub window: Option<WindowAnswer>,
 }
 
-/// Verifies the bearer token, then in one call to the user's session object checks the
-/// denylist and, on a limited route, counts the request in the user's `window`.
+/// In one call to the user's session object, checks the denylist for a verified token's
+/// `claims` and, on a limited route, counts the request in the user's `window` — after
+/// taking back what this isolate owes that window (see [`crate::memory`]).
 pub async fn authenticate(
-    req: &Request,
     env: &Env,
     config: &EdgeConfig,
-    now_ms: i64,
+    claims: AccessClaims,
     window: Option<WindowCheck>,
+    now_ms: i64,
 ) -> Result<Caller, ApiError> {
-    let claims = verify_bearer(req, config, now_ms)?;
+    let release = memory::owed(&claims.sub, now_ms);
     let answer = UserSessionClient::new(env, &claims.sub)
-        .authorize(&claims.jti, claims.sid.as_deref(), window)
+        .authorize(&claims.jti, claims.sid.as_deref(), window, release)
         .await;
     match answer {
         Ok(Authorized {

@@ -7,7 +7,7 @@
 
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
-use crate::durable_call::{answer, call_object, ObjectUnavailable};
+use crate::durable_call::{call_object, read_call, reply, ObjectUnavailable};
 use crate::rate_windows::{RateWindows, WindowAnswer, WindowCheck};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
@@ -26,18 +26,18 @@ impl DurableObject for GlobalLimiter {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let check: WindowCheck = req.json().await?;
+        let check: WindowCheck = read_call(&mut req).await?;
         let now_ms = i64::try_from(worker::Date::now().as_millis()).unwrap_or(i64::MAX);
-        Response::from_json(&self.windows.check(&check, now_ms)?)
+        reply(&self.windows.check(&check, now_ms)?)
     }
 }
 
-/// Asks the global window of `check.key` (one shard of it) to admit one request.
+/// Asks the global window of `check.key` — its object `name`, one shard — to admit one
+/// request.
 pub async fn check_global(
     env: &Env,
-    shard: u32,
+    name: &str,
     check: &WindowCheck,
 ) -> Result<WindowAnswer, ObjectUnavailable> {
-    let name = format!("{}#{shard}", check.key);
-    answer(call_object(env, BINDING, &name, check).await?, BINDING).await
+    call_object(env, BINDING, name, check).await
 }

@@ -12,6 +12,7 @@
 //! - [`auth_routes`] — login, refresh-token rotation, logout, who-am-I.
 //! - [`session`] — the per-user Durable Object: denylist and refresh-token families.
 //! - [`rate_limit`] — the user's window, then the global one, and the RateLimit headers.
+//! - [`memory`] — what an isolate remembers: full windows, admissions owed back.
 //! - [`rate_windows`] — sliding windows kept by a Durable Object (SQLite-backed).
 //! - [`global_limiter`] — the `GlobalLimiter` Durable Object, one per route and shard.
 //! - [`queue`] — the `WaitingRoom` Durable Object: one first-come line per event.
@@ -30,6 +31,7 @@ pub mod config;
 pub mod durable_call;
 pub mod error;
 pub mod global_limiter;
+pub mod memory;
 pub mod origin;
 pub mod payments;
 pub mod queue;

@@ -9,6 +9,7 @@ use worker::{Context, Env, Method, Request, Response};
 use crate::body::read_body;
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
+use crate::memory;
 use crate::origin::{OriginAnswer, OriginCall};
 use crate::queue::client::{self, WaitingRoomClient};
 use crate::queue::protocol::PassClaim;
@@ -45,7 +46,9 @@ pub async fn confirm(
     .answer(config, now_ms)
     .await?;
     if let Some(event_id) = confirm.event_id.as_deref().filter(|_| is_sold_out(&answer)) {
-        close_queue_later(ctx, env.clone(), event_id.to_owned());
+        if !memory::told_sold_out(event_id, now_ms) {
+            close_queue_later(ctx, env.clone(), event_id.to_owned(), now_ms);
+        }
     }
     if let Some(room) = &room {
         // An approval spends the pass and the buyer leaves the line; a definite failure
@@ -92,11 +95,14 @@ async fn claim_pass(room: &WaitingRoomClient<'_>, order_id: &str) -> Result<(), 
 
 /// Marks the event's queue sold out once the answer has gone, so the client waits for
 /// nothing but the origin. A room that cannot be told is logged, and told by the next
-/// `SOLD_OUT`.
-fn close_queue_later(ctx: &Context, env: Env, event_id: String) {
+/// `SOLD_OUT`; one that was told is not told again by this isolate.
+fn close_queue_later(ctx: &Context, env: Env, event_id: String, now_ms: i64) {
     ctx.wait_until(async move {
-        if let Err(err) = client::mark_sold_out(&env, &event_id).await {
-            worker::console_error!("the queue of {event_id} was not marked sold out: {err}");
+        match client::mark_sold_out(&env, &event_id).await {
+            Ok(()) => memory::remember_told_sold_out(&event_id, now_ms),
+            Err(err) => {
+                worker::console_error!("the queue of {event_id} was not marked sold out: {err}")
+            }
         }
     });
 }

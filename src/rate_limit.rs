@@ -1,7 +1,11 @@
 //! Rate limits on the limited routes (SPEC §2.3): the user's window first — counted in
 //! the same call to the user's session object as the denylist check — then, only when
-//! the user is admitted, the route's global window. A request the global window refuses
-//! is taken back from the user's window, so a refused request consumes nothing.
+//! the user is admitted, the route's global window (one shard of it, drawn at random).
+//!
+//! A window this isolate already knows to be full refuses at once, before any object
+//! call ([`crate::memory`]). A request the global window refuses is owed back to the
+//! user's window and taken back with the user's next session call, so it costs the
+//! user's object no second call and, seen by the user's next request, consumes nothing.
 //!
 //! Failure: the user's window fails with the denylist (`DENYLIST_FAIL_MODE`). The global
 //! window fails open, with a warning and a count: it protects capacity, not money, and
@@ -13,16 +17,24 @@ use std::cell::Cell;
 use rules::rate_limit::{limit_header, policy_header, QuotaState, RouteLimit};
 use worker::{Env, Response};
 
-use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::global_limiter::check_global;
+use crate::memory::{self, Release};
 use crate::random;
 use crate::rate_windows::{WindowAnswer, WindowCheck};
-use crate::session::client::UserSessionClient;
 
 thread_local! {
     /// Requests let through because the global limiter could not answer, this isolate.
     static GLOBAL_FAIL_OPEN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A request on a limited route, for one user: the windows it is counted in.
+pub struct Limits<'a> {
+    route: &'a RouteLimit,
+    user: String,
+    /// The global window's object: `{route}#{shard}`.
+    global: String,
+    shard_limit: u32,
 }
 
 /// The quotas a request was admitted under, for its `RateLimit` headers.
@@ -31,96 +43,132 @@ pub struct Admission<'a> {
     quotas: Vec<QuotaState>,
 }
 
-/// The user's window check for `route`, to send with the denylist check.
-pub fn user_check(route: &RouteLimit) -> WindowCheck {
-    WindowCheck {
-        key: route.key.clone(),
-        limit: route.user.limit,
-        window_ms: route.user.window_ms,
+impl<'a> Limits<'a> {
+    /// The windows of `route` for `user`, the global one's shard drawn among `shards`.
+    pub fn new(route: &'a RouteLimit, user: &str, shards: u32) -> Result<Self, ApiError> {
+        let shard = match shards {
+            1 => 0,
+            _ => u32::from_le_bytes(random::bytes::<4>()?) % shards,
+        };
+        Ok(Self {
+            route,
+            user: user.to_owned(),
+            global: format!("{}#{shard}", route.key),
+            shard_limit: shard_limit(route.global.limit, shards, shard),
+        })
     }
-}
 
-/// Applies the global window after the user's window `user` answered (`None`: the
-/// session object could not answer and the denylist mode let the request through).
-pub async fn admit<'a>(
-    env: &Env,
-    config: &EdgeConfig,
-    route: Option<&'a RouteLimit>,
-    user_id: &str,
-    user: Option<WindowAnswer>,
-) -> Result<Admission<'a>, ApiError> {
-    let Some(route) = route else {
-        return Ok(Admission {
-            route: None,
-            quotas: Vec::new(),
-        });
-    };
-    let mut quotas = Vec::with_capacity(2);
-    let user_admitted_at = match user {
-        Some(WindowAnswer::Limited { retry_after_ms }) => {
-            return Err(limited(route, "user", retry_after_ms));
+    /// A 429 at once, with no object call, when this isolate knows that the user's
+    /// window or the drawn shard of the global one is full at `now_ms`.
+    pub fn refuse_from_memory(&self, now_ms: i64) -> Result<(), ApiError> {
+        if let Some(wait_ms) = memory::refusing(&self.user_key(), now_ms) {
+            return Err(limited(self.route, "user", wait_ms));
         }
-        Some(WindowAnswer::Admitted {
-            remaining,
-            reset_ms,
-            at_ms,
-        }) => {
-            quotas.push(QuotaState {
-                name: "user",
-                remaining,
-                reset_ms,
-            });
-            Some(at_ms)
+        if let Some(wait_ms) = memory::refusing(&self.global, now_ms) {
+            return Err(limited(self.route, "global", wait_ms));
         }
-        None => None,
-    };
-    let shards = config.global_shards;
-    let shard = u32::from_le_bytes(random::bytes::<4>()?) % shards;
-    let check = WindowCheck {
-        key: route.key.clone(),
-        limit: shard_limit(route.global.limit, shards, shard),
-        window_ms: route.global.window_ms,
-    };
-    match check_global(env, shard, &check).await {
-        Ok(WindowAnswer::Admitted {
-            remaining,
-            reset_ms,
-            ..
-        }) => {
-            quotas.push(QuotaState {
-                name: "global",
-                remaining,
-                reset_ms,
-            });
-        }
-        Ok(WindowAnswer::Limited { retry_after_ms }) => {
-            if let Some(at_ms) = user_admitted_at {
-                if let Err(err) = UserSessionClient::new(env, user_id)
-                    .release(&route.key, at_ms)
-                    .await
-                {
-                    worker::console_warn!("user window admission not released: {err}");
-                }
-            }
-            return Err(limited(route, "global", retry_after_ms));
-        }
-        Err(err) => {
-            let count = GLOBAL_FAIL_OPEN.with(|count| {
-                count.set(count.get() + 1);
-                count.get()
-            });
-            worker::console_warn!(
-                "global limiter unavailable, failing open ({count} in this isolate): {err}"
-            );
+        Ok(())
+    }
+
+    /// The user's window check, to send with the denylist check.
+    pub fn user_check(&self) -> WindowCheck {
+        WindowCheck {
+            key: self.route.key.clone(),
+            limit: self.route.user.limit,
+            window_ms: self.route.user.window_ms,
         }
     }
-    Ok(Admission {
-        route: Some(route),
-        quotas,
-    })
+
+    /// Applies the global window after the user's window answered `user` (`None`: the
+    /// session object could not answer and the denylist mode let the request through).
+    /// `now_ms` is when the request started: a window remembered full from it ends no
+    /// later than the object's own.
+    pub async fn admit(
+        self,
+        env: &Env,
+        user: Option<WindowAnswer>,
+        now_ms: i64,
+    ) -> Result<Admission<'a>, ApiError> {
+        let route = self.route;
+        let mut quotas = Vec::with_capacity(2);
+        let user_admitted_at = match user {
+            Some(WindowAnswer::Limited { retry_after_ms }) => {
+                memory::remember_full(&self.user_key(), now_ms + retry_after_ms, now_ms);
+                return Err(limited(route, "user", retry_after_ms));
+            }
+            Some(WindowAnswer::Admitted {
+                remaining,
+                reset_ms,
+                at_ms,
+            }) => {
+                quotas.push(QuotaState {
+                    name: "user",
+                    remaining,
+                    reset_ms,
+                });
+                Some(at_ms)
+            }
+            None => None,
+        };
+        let check = WindowCheck {
+            key: route.key.clone(),
+            limit: self.shard_limit,
+            window_ms: route.global.window_ms,
+        };
+        match check_global(env, &self.global, &check).await {
+            Ok(WindowAnswer::Admitted {
+                remaining,
+                reset_ms,
+                ..
+            }) => {
+                quotas.push(QuotaState {
+                    name: "global",
+                    remaining,
+                    reset_ms,
+                });
+            }
+            Ok(WindowAnswer::Limited { retry_after_ms }) => {
+                memory::remember_full(&self.global, now_ms + retry_after_ms, now_ms);
+                if let Some(at_ms) = user_admitted_at {
+                    let release = Release {
+                        key: route.key.clone(),
+                        at_ms,
+                    };
+                    memory::owe(&self.user, release, at_ms + route.user.window_ms, now_ms);
+                }
+                return Err(limited(route, "global", retry_after_ms));
+            }
+            Err(err) => {
+                let count = GLOBAL_FAIL_OPEN.with(|count| {
+                    count.set(count.get() + 1);
+                    count.get()
+                });
+                worker::console_warn!(
+                    "global limiter unavailable, failing open ({count} in this isolate): {err}"
+                );
+            }
+        }
+        Ok(Admission {
+            route: Some(route),
+            quotas,
+        })
+    }
+
+    /// The memory key of the user's window on this route.
+    fn user_key(&self) -> String {
+        format!("{}\n{}", self.route.key, self.user)
+    }
 }
 
 impl Admission<'_> {
+    /// The admission of a route that is not limited: no headers.
+    pub fn unlimited() -> Self {
+        Admission {
+            route: None,
+            quotas: Vec::new(),
+        }
+    }
+
     /// Adds `RateLimit-Policy` and `RateLimit` to a limited route's response.
     pub fn decorate(&self, response: Response) -> Result<Response, ApiError> {
         if let Some(route) = self.route {

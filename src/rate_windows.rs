@@ -4,8 +4,9 @@
 //!
 //! SQLite is the truth, so an object that is evicted and started again forgets nothing
 //! and the bound holds across restarts; memory holds the same windows to decide without
-//! reading. Storage stays bounded without an alarm: admissions that left a window are
-//! deleted on the next check of its key, so at most L rows per key remain.
+//! reading. An admission is one write. Storage stays bounded without an alarm: every L
+//! admissions of a key, the ones that have left its window are deleted in one statement,
+//! so at most 2L rows per key remain.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -56,7 +57,13 @@ struct Admission {
 
 pub struct RateWindows {
     sql: SqlStorage,
-    windows: RefCell<HashMap<String, SlidingWindow>>,
+    windows: RefCell<HashMap<String, Kept>>,
+}
+
+/// A window in memory, and how many rows it has written since its last sweep.
+struct Kept {
+    window: SlidingWindow,
+    unswept: u32,
 }
 
 impl RateWindows {
@@ -81,14 +88,19 @@ impl RateWindows {
         let mut windows = self.windows.borrow_mut();
         if windows
             .get(&check.key)
-            .is_none_or(|window| window.rate() != rate)
+            .is_none_or(|kept| kept.window.rate() != rate)
         {
-            let restored = SlidingWindow::with_admissions(rate, self.stored(&check.key)?);
-            windows.insert(check.key.clone(), restored);
+            let stored = self.stored(&check.key)?;
+            let kept = Kept {
+                unswept: u32::try_from(stored.len()).unwrap_or(u32::MAX),
+                window: SlidingWindow::with_admissions(rate, stored),
+            };
+            windows.insert(check.key.clone(), kept);
         }
-        let window = windows
+        let kept = windows
             .get_mut(&check.key)
             .ok_or_else(|| worker::Error::RustError("a window just stored is missing".into()))?;
+        let window = &mut kept.window;
         let answer = match window.check(now_ms) {
             Decision::Limited { retry_after_ms } => {
                 return Ok(WindowAnswer::Limited { retry_after_ms })
@@ -106,10 +118,14 @@ impl RateWindows {
             }
         };
         if let WindowAnswer::Admitted { at_ms, .. } = answer {
-            self.sql.exec(
-                "DELETE FROM rate_admissions WHERE key = ? AND at <= ?",
-                vec![check.key.as_str().into(), (at_ms - check.window_ms).into()],
-            )?;
+            if kept.unswept >= check.limit {
+                self.sql.exec(
+                    "DELETE FROM rate_admissions WHERE key = ? AND at <= ?",
+                    vec![check.key.as_str().into(), (at_ms - check.window_ms).into()],
+                )?;
+                kept.unswept = 0;
+            }
+            kept.unswept += 1;
             self.sql.exec(
                 "INSERT INTO rate_admissions (key, at) VALUES (?, ?)",
                 vec![check.key.as_str().into(), at_ms.into()],
@@ -120,8 +136,8 @@ impl RateWindows {
 
     /// Takes back the admission at `at_ms`: a later stage refused the request.
     pub fn release(&self, key: &str, at_ms: i64) -> Result<()> {
-        if let Some(window) = self.windows.borrow_mut().get_mut(key) {
-            window.release(at_ms);
+        if let Some(kept) = self.windows.borrow_mut().get_mut(key) {
+            kept.window.release(at_ms);
         }
         self.sql.exec(
             "DELETE FROM rate_admissions WHERE rowid IN \

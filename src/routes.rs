@@ -4,13 +4,14 @@
 
 use worker::{Context, Env, Method, Request, Response};
 
-use crate::auth::authenticate;
+use crate::auth::{authenticate, verify_bearer};
 use crate::auth_routes;
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
+use crate::memory;
 use crate::payments;
 use crate::queue_routes;
-use crate::rate_limit::{admit, user_check};
+use crate::rate_limit::{Admission, Limits};
 
 /// Answers one request. Every refusal becomes a JSON error body here. `ctx` carries
 /// work that must not hold the answer back.
@@ -36,7 +37,9 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let method = req.method();
     if let (Method::Get, ["healthz"]) = (&method, segments.as_slice()) {
-        return Ok(Response::from_json(&serde_json::json!({"status": "ok"}))?);
+        let body =
+            serde_json::json!({"status": "ok", "refusedFromMemory": memory::refused_count()});
+        return Ok(Response::from_json(&body)?);
     }
     let config = EdgeConfig::of(env).map_err(|err| {
         worker::console_error!("configuration: {err}");
@@ -74,9 +77,20 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         _ => return Err(ApiError::not_found()),
     };
 
-    let limit = config.rate_limits.for_request(method.as_ref(), &path);
-    let caller = authenticate(&req, env, &config, now_ms, limit.map(user_check)).await?;
-    let admission = admit(env, &config, limit, &caller.claims.sub, caller.window).await?;
+    let claims = verify_bearer(&req, &config, now_ms)?;
+    let limits = match config.rate_limits.for_request(method.as_ref(), &path) {
+        Some(route) => Some(Limits::new(route, &claims.sub, config.global_shards)?),
+        None => None,
+    };
+    if let Some(limits) = &limits {
+        limits.refuse_from_memory(now_ms)?;
+    }
+    let window = limits.as_ref().map(Limits::user_check);
+    let caller = authenticate(env, &config, claims, window, now_ms).await?;
+    let admission = match limits {
+        Some(limits) => limits.admit(env, caller.window, now_ms).await?,
+        None => Admission::unlimited(),
+    };
     let response = match authenticated {
         Authenticated::Me => auth_routes::me(&caller.claims),
         Authenticated::Confirm => {

@@ -157,6 +157,103 @@ async fn a_request_the_global_limit_refuses_does_not_spend_the_users_quota() {
 }
 
 #[tokio::test]
+async fn an_admission_the_global_window_refused_is_given_back_with_the_users_next_request() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![
+            ("RATE_LIMIT_USER", "1/1m".into()),
+            ("RATE_LIMIT_GLOBAL", "1/1s".into()),
+        ],
+        ..EdgeSetup::default()
+    })
+    .await;
+    let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
+    assert_eq!(
+        confirm(&system, &first, "a").await.status(),
+        StatusCode::CREATED
+    );
+    let refused = confirm(&system, &second, "b").await;
+    assert!(header(&refused, "ratelimit").starts_with(r#""global";r=0"#));
+    let wait: u64 = header(&refused, "retry-after")
+        .parse()
+        .expect("Retry-After");
+    tokio::time::sleep(Duration::from_secs(wait)).await;
+    // user-2's window (1 a minute) admitted "b" before the global window refused it; had
+    // that admission not been given back, "c" would be refused by the user window.
+    let admitted = confirm(&system, &second, "c").await;
+    assert_eq!(
+        admitted.status(),
+        StatusCode::CREATED,
+        "{}",
+        header(&admitted, "ratelimit")
+    );
+    assert_eq!(system.ledger().await["requestCount"], 2);
+}
+
+#[tokio::test]
+async fn a_window_known_to_be_full_refuses_before_any_object_call_and_counts_down() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![("RATE_LIMIT_USER", "1/1m".into())],
+        ..EdgeSetup::default()
+    })
+    .await;
+    let token = system.token("user-1", 600);
+    assert_eq!(
+        confirm(&system, &token, "a").await.status(),
+        StatusCode::CREATED
+    );
+    let refused = confirm(&system, &token, "b").await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let first_wait: u64 = header(&refused, "retry-after")
+        .parse()
+        .expect("Retry-After");
+    assert_eq!(
+        header(&refused, "ratelimit"),
+        format!(r#""user";r=0;t={first_wait}"#)
+    );
+
+    // Revoked now: the session object would answer 401 TOKEN_REVOKED. The isolate knows
+    // the window is full, so the confirm is refused before that object is asked.
+    let logout = system
+        .http
+        .post(format!("{}/auth/logout", system.edge))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("the edge answers");
+    assert_eq!(logout.status(), StatusCode::NO_CONTENT);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let from_memory = confirm(&system, &token, "c").await;
+    assert_eq!(from_memory.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = header(&from_memory, "retry-after")
+        .parse()
+        .expect("Retry-After");
+    assert!(wait < first_wait, "{wait} counts down from {first_wait}");
+    assert_eq!(
+        header(&from_memory, "ratelimit"),
+        format!(r#""user";r=0;t={wait}"#)
+    );
+    assert_eq!(
+        header(&from_memory, "ratelimit-policy"),
+        r#""user";q=1;w=60, "global";q=100;w=1"#
+    );
+    let body: serde_json::Value = from_memory.json().await.expect("a JSON body");
+    assert_eq!(body["code"], "RATE_LIMITED");
+    let me = system
+        .http
+        .get(format!("{}/auth/me", system.edge))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("the edge answers");
+    assert_eq!(
+        me.status(),
+        StatusCode::UNAUTHORIZED,
+        "an unlimited route asks the object"
+    );
+    assert_eq!(system.ledger().await["requestCount"], 1);
+}
+
+#[tokio::test]
 async fn unlimited_routes_carry_no_rate_limit_headers() {
     let system = System::start().await;
     let token = system.token("user-1", 600);

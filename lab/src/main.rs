@@ -5,9 +5,12 @@
 //! ```text
 //! cargo run --release -p lab -- run breaker          # one experiment
 //! cargo run --release -p lab -- run all --runs 3     # every one
+//! cargo run --release -p lab -- cost                 # what each edge route costs
+//! cargo run --release -p lab -- cost --profile       # where a poll's, a confirm's CPU goes
 //! ```
 
 mod chart;
+mod cost;
 mod edge;
 mod experiments;
 mod load;
@@ -55,15 +58,42 @@ enum Command {
         #[arg(long, default_value = "docs/experiments")]
         out: PathBuf,
     },
+    /// Measure what each route of the edge costs in workerd, beside baseline Workers.
+    Cost {
+        /// Where the table goes.
+        #[arg(long, default_value = "docs/edge-cost.md")]
+        out: PathBuf,
+        /// Measure this edge build (a folder with index.js and index_bg.wasm) instead
+        /// of build/.
+        #[arg(long)]
+        edge_build: Option<PathBuf>,
+        /// Instead, sample where a status poll's and a confirm's CPU goes, with V8's
+        /// profiler, into docs/edge-profile.md.
+        #[arg(long)]
+        profile: bool,
+    },
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let Command::Run {
-        experiments,
-        runs,
-        out,
-    } = Cli::parse().command;
+    let (experiments, runs, out) = match Cli::parse().command {
+        Command::Run {
+            experiments,
+            runs,
+            out,
+        } => (experiments, runs, out),
+        Command::Cost {
+            out,
+            edge_build,
+            profile,
+        } => {
+            stack::build()?;
+            return match profile {
+                true => cost::profile::report(Path::new("docs/edge-profile.md")).await,
+                false => cost::report(&out, edge_build).await,
+            };
+        }
+    };
     let names: Vec<&str> = if experiments.iter().any(|name| name == "all") {
         EXPERIMENTS.to_vec()
     } else {

@@ -55,10 +55,14 @@ pub struct SlidingWindow {
 }
 
 impl SlidingWindow {
+    /// An empty window. Its memory grows with the admissions it holds, never ahead of
+    /// them: a generous limit (a million a second) costs nothing until it is used, where
+    /// reserving `limit` slots up front cost 8 MB per window and ran an edge isolate out
+    /// of memory with a few thousand users.
     pub fn new(rate: Rate) -> Self {
         Self {
             rate,
-            admitted: VecDeque::with_capacity(rate.limit as usize),
+            admitted: VecDeque::new(),
         }
     }
 

@@ -1,16 +1,14 @@
 //! The Worker's side of an event's waiting room.
 
 use super::protocol::{PassClaim, Placement, RoomRequest};
-use crate::durable_call::{answer, call_object, ObjectUnavailable};
+use crate::durable_call::{call_object, tell_object, ObjectUnavailable};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
 pub const BINDING: &str = "WAITING_ROOMS";
 
 /// Marks the room of `event_id` sold out (idempotent): nobody new joins its line.
 pub async fn mark_sold_out(env: &worker::Env, event_id: &str) -> Result<(), ObjectUnavailable> {
-    call_object(env, BINDING, event_id, &RoomRequest::MarkSoldOut)
-        .await
-        .map(drop)
+    tell_object(env, BINDING, event_id, &RoomRequest::MarkSoldOut).await
 }
 
 /// The waiting room of one event, on behalf of one user.
@@ -30,12 +28,10 @@ impl<'a> WaitingRoomClient<'a> {
     }
 
     pub async fn enter(&self) -> Result<Placement, ObjectUnavailable> {
-        let response = self
-            .send(RoomRequest::Enter {
-                user: self.user.to_owned(),
-            })
-            .await?;
-        answer(response, BINDING).await
+        self.call(RoomRequest::Enter {
+            user: self.user.to_owned(),
+        })
+        .await
     }
 
     /// `None` when the user is not in the line.
@@ -43,16 +39,14 @@ impl<'a> WaitingRoomClient<'a> {
         let request = RoomRequest::Status {
             user: self.user.to_owned(),
         };
-        let response = call_object(self.env, BINDING, self.event_id, &request).await?;
-        answer(response, BINDING).await
+        self.call(request).await
     }
 
     pub async fn leave(&self) -> Result<(), ObjectUnavailable> {
-        self.send(RoomRequest::Leave {
+        self.tell(RoomRequest::Leave {
             user: self.user.to_owned(),
         })
         .await
-        .map(drop)
     }
 
     pub async fn claim_pass(&self, order_id: &str) -> Result<PassClaim, ObjectUnavailable> {
@@ -60,7 +54,7 @@ impl<'a> WaitingRoomClient<'a> {
             user: self.user.to_owned(),
             order_id: order_id.to_owned(),
         };
-        answer(self.send(request).await?, BINDING).await
+        self.call(request).await
     }
 
     pub async fn release_claim(&self, order_id: &str) -> Result<(), ObjectUnavailable> {
@@ -68,18 +62,24 @@ impl<'a> WaitingRoomClient<'a> {
             user: self.user.to_owned(),
             order_id: order_id.to_owned(),
         };
-        self.send(request).await.map(drop)
+        self.tell(request).await
     }
 
     pub async fn consume(&self) -> Result<(), ObjectUnavailable> {
-        self.send(RoomRequest::Consume {
+        self.tell(RoomRequest::Consume {
             user: self.user.to_owned(),
         })
         .await
-        .map(drop)
     }
 
-    async fn send(&self, request: RoomRequest) -> Result<worker::Response, ObjectUnavailable> {
+    async fn call<T: serde::de::DeserializeOwned>(
+        &self,
+        request: RoomRequest,
+    ) -> Result<T, ObjectUnavailable> {
         call_object(self.env, BINDING, self.event_id, &request).await
+    }
+
+    async fn tell(&self, request: RoomRequest) -> Result<(), ObjectUnavailable> {
+        tell_object(self.env, BINDING, self.event_id, &request).await
     }
 }

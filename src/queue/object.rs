@@ -17,6 +17,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlS
 
 use super::protocol::{PassClaim, Placement, RoomRequest};
 use crate::config::EdgeConfig;
+use crate::durable_call::{read_call, reply};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS entries (
@@ -80,7 +81,7 @@ impl DurableObject for WaitingRoom {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let request: RoomRequest = req.json().await?;
+        let request: RoomRequest = read_call(&mut req).await?;
         let now = now_ms();
         let config = self.config()?;
         let (response, changes) = {
@@ -96,7 +97,7 @@ impl DurableObject for WaitingRoom {
                 RoomRequest::Enter { user } => {
                     let (ticket, changes) = line.enter(&user, now);
                     let placement = self.placement(ticket.as_ref(), config, line.is_sold_out());
-                    (Response::from_json(&placement), changes)
+                    (reply(&placement), changes)
                 }
                 RoomRequest::Status { user } => {
                     let sold_out = line.is_sold_out();
@@ -107,7 +108,7 @@ impl DurableObject for WaitingRoom {
                         ),
                         None => (None, Vec::new()),
                     };
-                    (Response::from_json(&placement), changes)
+                    (reply(&placement), changes)
                 }
                 RoomRequest::Leave { user } | RoomRequest::Consume { user } => (
                     Response::empty().map(|r| r.with_status(204)),
@@ -119,7 +120,7 @@ impl DurableObject for WaitingRoom {
                     } else {
                         PassClaim::NoPass
                     };
-                    (Response::from_json(&claim), Vec::new())
+                    (reply(&claim), Vec::new())
                 }
                 RoomRequest::ReleaseClaim { user, order_id } => {
                     self.sql.exec(

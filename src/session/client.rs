@@ -1,7 +1,8 @@
 //! The Worker's side of the session object: exactly one call per request.
 
 use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
-use crate::durable_call::{answer, call_object, ObjectUnavailable};
+use crate::durable_call::{call_object, tell_object, ObjectUnavailable};
+use crate::memory::Release;
 use crate::rate_windows::WindowCheck;
 
 /// The Durable Object namespace binding in `wrangler.toml`.
@@ -23,21 +24,15 @@ impl<'a> UserSessionClient<'a> {
         jti: &str,
         family: Option<&str>,
         limit: Option<WindowCheck>,
+        release: Vec<Release>,
     ) -> Result<Authorized, ObjectUnavailable> {
         let request = SessionRequest::Authorize {
             jti: jti.to_owned(),
             family: family.map(str::to_owned),
             limit,
+            release,
         };
-        answer(self.send(&request).await?, BINDING).await
-    }
-
-    pub async fn release(&self, key: &str, at_ms: i64) -> Result<(), ObjectUnavailable> {
-        let request = SessionRequest::Release {
-            key: key.to_owned(),
-            at_ms,
-        };
-        self.send(&request).await.map(drop)
+        call_object(self.env, BINDING, self.user_id, &request).await
     }
 
     pub async fn open(
@@ -51,7 +46,7 @@ impl<'a> UserSessionClient<'a> {
             token_hash: token_hash.to_owned(),
             expires_at_ms,
         };
-        self.send(&request).await.map(drop)
+        tell_object(self.env, BINDING, self.user_id, &request).await
     }
 
     pub async fn rotate(
@@ -65,7 +60,7 @@ impl<'a> UserSessionClient<'a> {
             successor_hash: successor_hash.to_owned(),
             successor_expires_at_ms,
         };
-        answer(self.send(&request).await?, BINDING).await
+        call_object(self.env, BINDING, self.user_id, &request).await
     }
 
     pub async fn logout(
@@ -79,10 +74,6 @@ impl<'a> UserSessionClient<'a> {
             expires_at_ms,
             family: family.map(str::to_owned),
         };
-        answer(self.send(&request).await?, BINDING).await
-    }
-
-    async fn send(&self, request: &SessionRequest) -> Result<worker::Response, ObjectUnavailable> {
-        call_object(self.env, BINDING, self.user_id, request).await
+        call_object(self.env, BINDING, self.user_id, &request).await
     }
 }

@@ -1,15 +1,20 @@
 //! The `UserSession` Durable Object (class name in `wrangler.toml`; renaming it needs a
-//! migration). Its SQLite storage is the truth; nothing is kept in memory.
+//! migration). Its SQLite storage is the truth; what is revoked is also kept in memory,
+//! read once per start and written through, so the check on every request reads nothing.
 //!
 //! Storage stays bounded: every row carries the time after which it means nothing
 //! (a denylisted token's own expiry, a refresh token's expiry), and an alarm set at
 //! the earliest such time deletes what has expired and sets itself again.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
 
 use rules::refresh::{decide, RefreshDecision, StoredRefreshToken};
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
 use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
+use crate::durable_call::{read_call, reply};
 use crate::rate_windows::RateWindows;
 
 const SCHEMA: &str = "
@@ -36,6 +41,21 @@ pub struct UserSession {
     state: State,
     sql: SqlStorage,
     windows: RateWindows,
+    /// What is revoked, read from storage on the first check after the object starts and
+    /// kept in step with every write after it: a check reads no storage.
+    revoked: RefCell<Option<Revoked>>,
+}
+
+/// The denylisted access tokens and the revoked sessions (refresh families).
+#[derive(Default)]
+struct Revoked {
+    jtis: HashSet<String>,
+    families: HashSet<String>,
+}
+
+#[derive(Deserialize)]
+struct Key {
+    key: String,
 }
 
 #[derive(Deserialize)]
@@ -62,24 +82,29 @@ impl DurableObject for UserSession {
             state,
             sql,
             windows,
+            revoked: RefCell::new(None),
         }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let request: SessionRequest = req.json().await?;
+        let request: SessionRequest = read_call(&mut req).await?;
         let now = now_ms();
         match request {
-            SessionRequest::Authorize { jti, family, limit } => {
+            SessionRequest::Authorize {
+                jti,
+                family,
+                limit,
+                release,
+            } => {
+                for owed in release {
+                    self.windows.release(&owed.key, owed.at_ms)?;
+                }
                 let Revocation { revoked } = self.revocation(&jti, family.as_deref())?;
                 let limit = match limit {
                     Some(check) if !revoked => Some(self.windows.check(&check, now)?),
                     _ => None,
                 };
-                Response::from_json(&Authorized { revoked, limit })
-            }
-            SessionRequest::Release { key, at_ms } => {
-                self.windows.release(&key, at_ms)?;
-                Response::empty()
+                reply(&Authorized { revoked, limit })
             }
             SessionRequest::Open {
                 family,
@@ -105,7 +130,7 @@ impl DurableObject for UserSession {
                 let outcome =
                     self.rotate(&token_hash, &successor_hash, successor_expires_at_ms, now)?;
                 self.clean_up_by(successor_expires_at_ms).await?;
-                Response::from_json(&outcome)
+                reply(&outcome)
             }
             SessionRequest::Logout {
                 jti,
@@ -115,13 +140,14 @@ impl DurableObject for UserSession {
                 let before = self.revocation(&jti, family.as_deref())?;
                 self.sql.exec(
                     "INSERT OR IGNORE INTO denylist (jti, expires_at) VALUES (?, ?)",
-                    vec![jti.into(), expires_at_ms.into()],
+                    vec![jti.as_str().into(), expires_at_ms.into()],
                 )?;
+                self.with_revoked(|revoked| revoked.jtis.insert(jti))?;
                 if let Some(family) = family {
                     self.revoke_family(&family)?;
                 }
                 self.clean_up_by(expires_at_ms).await?;
-                Response::from_json(&before)
+                reply(&before)
             }
         }
     }
@@ -134,6 +160,8 @@ impl DurableObject for UserSession {
                 vec![now.into()],
             )?;
         }
+        // Read again on the next check, without what just expired.
+        self.revoked.replace(None);
         let next: Earliest = self
             .sql
             .exec(
@@ -153,16 +181,30 @@ impl UserSession {
     /// An access token is revoked when it is denylisted or its session's family is:
     /// so a detected refresh-token reuse ends the thief's access tokens at once too.
     fn revocation(&self, jti: &str, family: Option<&str>) -> Result<Revocation> {
-        let rows: Vec<serde_json::Value> = self
-            .sql
-            .exec(
-                "SELECT 1 AS hit FROM denylist WHERE jti = ? \
-                 UNION ALL SELECT 1 FROM families WHERE family = ? AND revoked = 1",
-                vec![jti.into(), family.unwrap_or_default().into()],
-            )?
-            .to_array()?;
-        Ok(Revocation {
-            revoked: !rows.is_empty(),
+        let revoked = self.with_revoked(|revoked| {
+            revoked.jtis.contains(jti) || family.is_some_and(|f| revoked.families.contains(f))
+        })?;
+        Ok(Revocation { revoked })
+    }
+
+    /// Runs `f` on what is revoked, read from storage first if this object has not yet.
+    fn with_revoked<T>(&self, f: impl FnOnce(&mut Revoked) -> T) -> Result<T> {
+        let mut cached = self.revoked.borrow_mut();
+        let revoked = match cached.as_mut() {
+            Some(revoked) => revoked,
+            None => cached.insert(self.read_revoked()?),
+        };
+        Ok(f(revoked))
+    }
+
+    fn read_revoked(&self) -> Result<Revoked> {
+        let keys = |query: &str| -> Result<HashSet<String>> {
+            let rows: Vec<Key> = self.sql.exec(query, None)?.to_array()?;
+            Ok(rows.into_iter().map(|row| row.key).collect())
+        };
+        Ok(Revoked {
+            jtis: keys("SELECT jti AS key FROM denylist")?,
+            families: keys("SELECT family AS key FROM families WHERE revoked = 1")?,
         })
     }
 
@@ -228,6 +270,7 @@ impl UserSession {
             "UPDATE families SET revoked = 1 WHERE family = ?",
             vec![family.into()],
         )?;
+        self.with_revoked(|revoked| revoked.families.insert(family.to_owned()))?;
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::memory::Release;
 use crate::rate_windows::{WindowAnswer, WindowCheck};
 
 /// A call to a session object.
@@ -12,14 +13,15 @@ use crate::rate_windows::{WindowAnswer, WindowCheck};
 pub enum SessionRequest {
     /// Is this access token revoked — itself, or the session (refresh family) it
     /// belongs to? And, on a rate-limited route, does the user's window admit the
-    /// request? Made on every authenticated request: one round trip for both.
+    /// request? Made on every authenticated request: one round trip for both. First,
+    /// `release` takes back admissions of earlier requests that a later window refused.
     Authorize {
         jti: String,
         family: Option<String>,
         limit: Option<WindowCheck>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        release: Vec<Release>,
     },
-    /// Take back a window admission that a later stage (the global limit) refused.
-    Release { key: String, at_ms: i64 },
     /// A login: a new refresh-token family with its first token.
     Open {
         family: String,

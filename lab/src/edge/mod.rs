@@ -52,13 +52,91 @@ impl Edge {
         edge_secret: &str,
         vars: &[(&str, String)],
     ) -> anyhow::Result<Edge> {
+        let temp = std::env::temp_dir();
+        let launch = Launch {
+            folder_in: &temp,
+            inspector: None,
+        };
+        Self::start_with(origin_url, edge_secret, vars.to_vec(), None, launch).await
+    }
+
+    /// [`Edge::start`], running the edge build in `build` (a folder with `index.js` and
+    /// `index_bg.wasm`, e.g. an earlier commit's) instead of `build/`, with the objects'
+    /// SQLite files in memory (tmpfs): for the cost benchmark, whose ten thousand users
+    /// would otherwise wait on the disk, one new file each, not on the Worker.
+    /// With `inspector`, workerd serves the V8 inspector protocol on that loopback port
+    /// (for `scripts/profile-edge.mjs`).
+    pub async fn start_in_memory(
+        origin_url: &str,
+        edge_secret: &str,
+        vars: Vec<(&str, String)>,
+        build: Option<PathBuf>,
+        inspector: Option<u16>,
+    ) -> anyhow::Result<Edge> {
+        let launch = Launch {
+            folder_in: Path::new(TMPFS),
+            inspector,
+        };
+        Self::start_with(origin_url, edge_secret, vars, build, launch).await
+    }
+
+    async fn start_with(
+        origin_url: &str,
+        edge_secret: &str,
+        vars: Vec<(&str, String)>,
+        build: Option<PathBuf>,
+        launch: Launch<'_>,
+    ) -> anyhow::Result<Edge> {
         let root = workspace();
-        build(&root)?;
-        let dir = tempfile::tempdir()?;
+        let build = match build {
+            Some(dir) => dir,
+            None => {
+                build_worker(&root, None)?;
+                root.join("build")
+            }
+        };
+        let mut all = vec![
+            ("JWT_KEYS", jwt_keys()),
+            ("JWT_SIGNING_KID", JWT_KID.to_owned()),
+            ("ORIGIN_URL", origin_url.to_owned()),
+            ("ORIGIN_SIGNING_SECRET", edge_secret.to_owned()),
+        ];
+        for (name, value) in vars {
+            all.retain(|(known, _)| *known != name);
+            all.push((name, value));
+        }
+        Self::launch(&build, &EDGE_OBJECTS, &all, launch).await
+    }
+
+    /// The cost benchmark's baseline Worker (`benches/baseline-worker`), built and started
+    /// in a workerd of its own, its objects in memory as [`Edge::start_in_memory`]'s.
+    pub async fn start_baseline() -> anyhow::Result<Edge> {
+        let root = workspace();
+        build_worker(&root, Some(BASELINE_WORKER))?;
+        let build = root.join(BASELINE_WORKER).join("build");
+        let objects = [("NOOP", "Noop"), ("WRITER", "Writer")];
+        let launch = Launch {
+            folder_in: Path::new(TMPFS),
+            inspector: None,
+        };
+        Self::launch(&build, &objects, &[], launch).await
+    }
+
+    /// Starts the Worker of `build` in workerd with its objects and variables, in a new
+    /// folder under `storage.root`, and waits until it answers `/healthz`.
+    async fn launch(
+        build: &Path,
+        durable_objects: &[(&str, &str)],
+        vars: &[(&str, String)],
+        launch: Launch<'_>,
+    ) -> anyhow::Result<Edge> {
+        let root = workspace();
+        let dir = tempfile::tempdir_in(launch.folder_in)
+            .with_context(|| format!("a folder in {}", launch.folder_in.display()))?;
         // The build is copied, so a rebuild during the run cannot change what runs.
         for file in ["index.js", "index_bg.wasm"] {
-            std::fs::copy(root.join("build").join(file), dir.path().join(file))
-                .with_context(|| format!("copying build/{file}"))?;
+            std::fs::copy(build.join(file), dir.path().join(file))
+                .with_context(|| format!("copying {}", build.join(file).display()))?;
         }
         let storage = dir.path().join("durable-objects");
         std::fs::create_dir(&storage)?;
@@ -68,31 +146,45 @@ impl Edge {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
-        let mut all = vec![
-            (
-                "JWT_KEYS",
-                format!(r#"[{{"kty":"oct","alg":"HS256","kid":"{JWT_KID}","k":"{JWT_K}"}}]"#),
-            ),
-            ("JWT_SIGNING_KID", JWT_KID.to_owned()),
-            ("ORIGIN_URL", origin_url.to_owned()),
-            ("ORIGIN_SIGNING_SECRET", edge_secret.to_owned()),
-        ];
-        for (name, value) in vars {
-            all.retain(|(known, _)| known != name);
-            all.push((name, value.clone()));
-        }
         let config = dir.path().join("edge.capnp");
         let text = config_text(&Config {
             port,
             compatibility_date: &date,
             storage: &storage,
-            vars: &all,
-            durable_objects: &EDGE_OBJECTS,
+            vars,
+            durable_objects,
             objects_down: false,
         });
         std::fs::write(&config, text)?;
         let log = std::fs::File::create(dir.path().join("workerd.log"))?;
-        let child = Command::new(workerd_binary())
+        let mut workerd = Command::new(workerd_binary());
+        if let Some(port) = launch.inspector {
+            workerd.arg(format!("--inspector-addr=127.0.0.1:{port}"));
+        }
+        // Each object keeps its SQLite files open while it lives, and workerd does not
+        // evict them within a run: ten thousand users are thirty thousand files, past the
+        // usual limit, where SQLite answers "out of memory". Raised as far as allowed.
+        // SAFETY: only async-signal-safe calls (setrlimit) between fork and exec.
+        unsafe {
+            workerd.pre_exec(|| {
+                let most = libc::rlimit {
+                    rlim_cur: OPEN_FILES,
+                    rlim_max: OPEN_FILES,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &most) != 0 {
+                    let mut now = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    if libc::getrlimit(libc::RLIMIT_NOFILE, &mut now) == 0 {
+                        now.rlim_cur = now.rlim_max;
+                        libc::setrlimit(libc::RLIMIT_NOFILE, &now);
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = workerd
             .arg("serve")
             .arg(&config)
             .current_dir(dir.path())
@@ -109,6 +201,18 @@ impl Edge {
         };
         edge.wait_until_healthy().await?;
         Ok(edge)
+    }
+
+    /// How many requests the edge's isolate has refused from memory, as its `/healthz`
+    /// says; `None` for a Worker that does not say.
+    pub async fn refused_from_memory(&self) -> Option<u64> {
+        let health: serde_json::Value = reqwest::get(format!("{}/healthz", self.url))
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        health["refusedFromMemory"].as_u64()
     }
 
     /// What `workerd --version` says of the binary the lab runs.
@@ -187,12 +291,53 @@ impl Drop for Edge {
     }
 }
 
-/// `scripts/build-edge`: the Worker into `build/`, skipped when it is up to date.
-fn build(root: &Path) -> anyhow::Result<()> {
-    run_in_workspace(
-        Command::new(root.join("scripts/build-edge")),
-        "scripts/build-edge",
-    )
+/// Where a workerd's folder (its configuration, build copy, objects and log) is made, and
+/// whether it serves the inspector.
+struct Launch<'a> {
+    folder_in: &'a Path,
+    inspector: Option<u16>,
+}
+
+/// The open files a workerd may have: every object's SQLite files stay open.
+const OPEN_FILES: libc::rlim_t = 1 << 17;
+
+/// Linux's shared-memory tmpfs.
+const TMPFS: &str = "/dev/shm";
+
+/// The crate of the cost benchmark's baseline Worker.
+const BASELINE_WORKER: &str = "benches/baseline-worker";
+
+/// `scripts/build-edge [crate]`: the edge (or `crate`) into its `build/`, skipped when it
+/// is up to date.
+fn build_worker(root: &Path, krate: Option<&str>) -> anyhow::Result<()> {
+    let mut command = Command::new(root.join("scripts/build-edge"));
+    command.args(krate);
+    run_in_workspace(command, "scripts/build-edge")
+}
+
+/// `JWT_KEYS` of the lab's edge.
+fn jwt_keys() -> String {
+    format!(r#"[{{"kty":"oct","alg":"HS256","kid":"{JWT_KID}","k":"{JWT_K}"}}]"#)
+}
+
+/// An access token of `user` for the lab's edge, minted with the lab's key, valid for an
+/// hour: for requests that need a signed-in user but not a login.
+pub fn token(user: &str) -> anyhow::Result<String> {
+    let keys = rules::token::KeySet::from_jwks_json(&jwt_keys())?;
+    let now = i64::try_from(crate::stack::now_ms() / 1000)?;
+    let jti = format!("lab-{user}");
+    Ok(keys.mint(
+        JWT_KID,
+        &rules::token::NewAccessToken {
+            sub: user,
+            jti: &jti,
+            sid: None,
+            issued_at: now,
+            expires_at: now + 3600,
+            issuer: None,
+            audience: None,
+        },
+    )?)
 }
 
 /// The workerd of the `workerd` npm package wrangler depends on.

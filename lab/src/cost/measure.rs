@@ -1,0 +1,116 @@
+//! One row of the cost table: a closed loop of requests against one workerd process at a
+//! fixed concurrency, and what it cost that process.
+//!
+//! The figure that survives this shared, noisy machine is workerd's own CPU time per
+//! answered request (from `/proc`, all its threads): a busy neighbour makes requests
+//! wait, not cost more. Requests/s and latencies are given beside it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Requests in flight at once, in every row.
+pub const CONCURRENCY: usize = 16;
+
+/// What one route cost.
+pub struct Measured {
+    pub requests: u64,
+    pub per_second: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// workerd's CPU time over the requests, per request, in µs.
+    pub cpu_us: f64,
+    /// How many of each status came back.
+    pub statuses: BTreeMap<u16, u64>,
+    /// How many the edge refused from its isolate's memory, where it says.
+    pub from_memory: Option<u64>,
+}
+
+impl Measured {
+    /// `201 ×2000`, `429 ×1990 · 201 ×10`: what the route answered (0: no answer).
+    pub fn answers(&self) -> String {
+        let mut statuses: Vec<(&u16, &u64)> = self.statuses.iter().collect();
+        statuses.sort_by(|a, b| b.1.cmp(a.1));
+        statuses
+            .iter()
+            .map(|(status, count)| format!("{status} ×{count}"))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+}
+
+/// Sends `total` requests, `request(i)` for i in `first..first + total`, [`CONCURRENCY`]
+/// at a time, each as soon as the one before it on its connection was answered; `cpu`
+/// reads the process's CPU time before and after.
+pub async fn closed_loop<F>(
+    cpu: impl Fn() -> Option<Duration>,
+    first: u64,
+    total: u64,
+    request: F,
+) -> anyhow::Result<Measured>
+where
+    F: Fn(u64) -> reqwest::RequestBuilder + Send + Sync + 'static,
+{
+    let request = Arc::new(request);
+    let next = Arc::new(AtomicU64::new(first));
+    let end = first + total;
+    let cpu_before = cpu().ok_or_else(|| anyhow::anyhow!("workerd's CPU time is unreadable"))?;
+    let started = Instant::now();
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..CONCURRENCY {
+        let (request, next) = (request.clone(), next.clone());
+        workers.spawn(async move {
+            let mut seen = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= end {
+                    return seen;
+                }
+                let sent = Instant::now();
+                let status = match request(i).send().await {
+                    Ok(answer) => {
+                        let status = answer.status().as_u16();
+                        // The body is read, so the connection goes back to the pool.
+                        if answer.bytes().await.is_ok() {
+                            status
+                        } else {
+                            0
+                        }
+                    }
+                    Err(_) => 0,
+                };
+                seen.push((status, sent.elapsed()));
+            }
+        });
+    }
+    let mut seen = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+    while let Some(worker) = workers.join_next().await {
+        seen.extend(worker?);
+    }
+    let elapsed = started.elapsed();
+    let cpu_after = cpu().ok_or_else(|| anyhow::anyhow!("workerd's CPU time is unreadable"))?;
+    let mut statuses = BTreeMap::new();
+    for (status, _) in &seen {
+        *statuses.entry(*status).or_insert(0) += 1;
+    }
+    let mut latencies: Vec<Duration> = seen.iter().map(|(_, latency)| *latency).collect();
+    latencies.sort();
+    let quantile = |q: f64| {
+        let rank = ((q * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
+        latencies[rank - 1].as_secs_f64() * 1e3
+    };
+    let requests = seen.len() as u64;
+    if requests == 0 {
+        anyhow::bail!("no request was sent");
+    }
+    Ok(Measured {
+        requests,
+        per_second: requests as f64 / elapsed.as_secs_f64(),
+        p50_ms: quantile(0.50),
+        p99_ms: quantile(0.99),
+        cpu_us: cpu_after.saturating_sub(cpu_before).as_secs_f64() * 1e6 / requests as f64,
+        statuses,
+        from_memory: None,
+    })
+}

@@ -1,0 +1,245 @@
+//! `lab cost`: what each route of the edge costs in workerd, beside baselines measured
+//! in the same run — a minimal workers-rs Worker (`benches/baseline-worker`) with no
+//! object, with one call to an object that does nothing, and with one call to an object
+//! that writes one SQLite row — written to `docs/edge-cost.md` as ratios to them.
+//!
+//! Every row is a closed loop at [`CONCURRENCY`] requests at once against one workerd
+//! process, after a warm-up of the same kind; its figure is workerd's CPU time per
+//! request ([`measure`]). The edge runs three times, once per rate-limit setting a row
+//! needs; the origin and the simulator behind it are release builds.
+
+mod measure;
+pub mod profile;
+mod table;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::{json, Value};
+
+use crate::edge::{token, Edge};
+use crate::stack::{Stack, OPERATOR_TOKEN};
+use measure::{closed_loop, Measured, CONCURRENCY};
+use table::{Row, Table};
+
+/// Requests per row (after its warm-up).
+const REQUESTS: u64 = 3_000;
+const WARM_UP: u64 = 200;
+/// People in the line the status poll is measured against.
+const LINE: u64 = 10_000;
+/// Confirms admitted go to the origin and the PG; fewer suffice.
+const CONFIRMS: u64 = 1_500;
+/// The gated event whose line is built; its first 100 hold passes.
+const LINE_EVENT: &str = "line";
+/// An event the origin has no unit of.
+const SOLD_OUT_EVENT: &str = "gone";
+/// Users who buy, in turn.
+const BUYERS: u64 = 16;
+
+/// Limits no row reaches, so a row shows what the route costs when it is admitted. Kept
+/// as low as that allows: the first round's windows reserved memory for their whole
+/// limit, which a million a second per user would exhaust.
+const OPEN_LIMITS: &str = "POST /payments/confirm user=1000/1s global=100000/1s, \
+                           POST /queue/*/enter user=10/1s global=100000/1s";
+const USER_WINDOW: &str = "POST /payments/confirm user=5/1s global=100000/1s";
+const GLOBAL_WINDOW: &str = "POST /payments/confirm user=1000/1s global=1/10m";
+
+/// Runs every row and writes the table to `out`; `edge_build` measures another build of
+/// the edge (a folder with `index.js` and `index_bg.wasm`) instead of `build/`.
+pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<()> {
+    let stack = Stack::start(&[]).await?;
+    stack
+        .http
+        .post(format!("{}/admin/events", stack.origin))
+        .bearer_auth(OPERATOR_TOKEN)
+        .json(&json!({"eventId": SOLD_OUT_EVENT, "stock": 0, "amount": 1000}))
+        .send()
+        .await?
+        .error_for_status()
+        .context("creating the sold-out event")?;
+    let http = client()?;
+    let mut table = Table::default();
+
+    let baseline = Edge::start_baseline().await?;
+    for (name, path) in [
+        ("baseline: no object", "/"),
+        (
+            "baseline: one call to an object that does nothing",
+            "/object",
+        ),
+        (
+            "baseline: one call to an object that writes one row",
+            "/object/write",
+        ),
+    ] {
+        let url = format!("{}{path}", baseline.url);
+        let http = http.clone();
+        let measured = row(&baseline, REQUESTS, move |_| http.get(&url)).await?;
+        table.push(Row::baseline(name, measured));
+    }
+    drop(baseline);
+
+    let start = |limits: &'static str| {
+        let vars = edge_vars(limits);
+        Edge::start_in_memory(
+            &stack.origin,
+            stack.edge_secret(),
+            vars,
+            edge_build.clone(),
+            None,
+        )
+    };
+
+    let edge = start(OPEN_LIMITS).await?;
+    let healthz = {
+        let (http, url) = (http.clone(), format!("{}/healthz", edge.url));
+        move |_| http.get(&url)
+    };
+    table.push(Row::edge(
+        "GET /healthz",
+        row(&edge, REQUESTS, healthz).await?,
+    ));
+    let me = {
+        let (http, url, token) = (http.clone(), format!("{}/auth/me", edge.url), bearer("me"));
+        move |_| http.get(&url).bearer_auth(&token)
+    };
+    table.push(Row::edge("GET /auth/me", row(&edge, REQUESTS, me).await?));
+
+    let enter_url = format!("{}/queue/{LINE_EVENT}/enter", edge.url);
+    let enter = {
+        let (http, url) = (http.clone(), enter_url.clone());
+        move |i: u64| http.post(&url).bearer_auth(bearer(&format!("line-{i}")))
+    };
+    closed_loop(|| edge.cpu_time(), 0, WARM_UP, enter.clone()).await?;
+    let entered = closed_loop(|| edge.cpu_time(), WARM_UP, LINE - WARM_UP, enter.clone()).await?;
+    table.push(Row::edge(
+        "POST /queue/{id}/enter — a new user's first request (builds the line of 10,000)",
+        entered,
+    ));
+    let again = move |i: u64| enter(i * 7 % LINE);
+    table.push(Row::edge(
+        "POST /queue/{id}/enter — already in line",
+        row(&edge, REQUESTS, again).await?,
+    ));
+    let poll = {
+        let (http, url) = (
+            http.clone(),
+            format!("{}/queue/{LINE_EVENT}/status", edge.url),
+        );
+        move |i: u64| {
+            http.get(&url)
+                .bearer_auth(bearer(&format!("line-{}", i * 13 % LINE)))
+        }
+    };
+    table.push(Row::edge(
+        "GET /queue/{id}/status — 10,000 in line",
+        row(&edge, REQUESTS, poll).await?,
+    ));
+    let admitted = confirm(&http, &edge.url, |i| format!("buyer-{}", i % BUYERS), None);
+    table.push(Row::edge(
+        "POST /payments/confirm — admitted, ungated (origin and PG behind)",
+        row(&edge, CONFIRMS, admitted).await?,
+    ));
+    let no_pass = confirm(
+        &http,
+        &edge.url,
+        |i| format!("line-{}", 5_000 + i % 1_000),
+        Some(LINE_EVENT),
+    );
+    table.push(Row::edge(
+        "POST /payments/confirm — gated, without a pass",
+        row(&edge, REQUESTS, no_pass).await?,
+    ));
+    let sold_out = confirm(
+        &http,
+        &edge.url,
+        |i| format!("buyer-{}", i % BUYERS),
+        Some(SOLD_OUT_EVENT),
+    );
+    table.push(Row::edge(
+        "POST /payments/confirm — an event sold out at the origin",
+        row(&edge, REQUESTS, sold_out).await?,
+    ));
+    drop(edge);
+
+    let edge = start(USER_WINDOW).await?;
+    let one_user = confirm(&http, &edge.url, |_| "hasty".to_owned(), None);
+    table.push(Row::edge(
+        "POST /payments/confirm — one user past the user window (5/1s)",
+        row(&edge, REQUESTS, one_user).await?,
+    ));
+    drop(edge);
+
+    let edge = start(GLOBAL_WINDOW).await?;
+    let many = confirm(&http, &edge.url, |i| format!("buyer-{}", i % BUYERS), None);
+    table.push(Row::edge(
+        "POST /payments/confirm — refused by the global window (1/10m)",
+        row(&edge, REQUESTS, many).await?,
+    ));
+    drop(edge);
+
+    let version = Edge::version().unwrap_or_else(|err| format!("unknown ({err})"));
+    std::fs::write(out, table.markdown(&version, edge_build.as_deref()))?;
+    println!("{}", std::fs::read_to_string(out)?);
+    Ok(())
+}
+
+/// The lab's client: [`CONCURRENCY`] connections kept, none reused once idle for 500 ms
+/// (workerd closes idle connections on its own schedule, and a request sent on one as it
+/// closes gets no answer), none waiting more than 30 s.
+fn client() -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .pool_max_idle_per_host(CONCURRENCY * 2)
+        .pool_idle_timeout(Duration::from_millis(500))
+        .timeout(Duration::from_secs(30))
+        .build()?)
+}
+
+/// The edge's variables: `limits` as `RATE_LIMITED_ROUTES`, the line's event gated.
+fn edge_vars(limits: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("RATE_LIMITED_ROUTES", limits.to_owned()),
+        ("GATED_EVENTS", LINE_EVENT.to_owned()),
+    ]
+}
+
+/// A warm-up, then `total` requests of `request` against `process`.
+async fn row<F>(process: &Edge, total: u64, request: F) -> anyhow::Result<Measured>
+where
+    F: Fn(u64) -> reqwest::RequestBuilder + Clone + Send + Sync + 'static,
+{
+    closed_loop(|| process.cpu_time(), 0, WARM_UP, request.clone()).await?;
+    let refused_before = process.refused_from_memory().await;
+    let mut measured = closed_loop(|| process.cpu_time(), WARM_UP, total, request).await?;
+    if let (Some(before), Some(after)) = (refused_before, process.refused_from_memory().await) {
+        measured.from_memory = Some(after.saturating_sub(before));
+    }
+    Ok(measured)
+}
+
+/// `POST /payments/confirm` by `user(i)`, a new order each time, for `event` if any.
+fn confirm(
+    http: &reqwest::Client,
+    edge: &str,
+    user: impl Fn(u64) -> String + Clone + Send + Sync + 'static,
+    event: Option<&'static str>,
+) -> impl Fn(u64) -> reqwest::RequestBuilder + Clone + Send + Sync + 'static {
+    let (http, url) = (http.clone(), format!("{edge}/payments/confirm"));
+    move |i: u64| {
+        let order = format!("cost-{}-{i}", event.unwrap_or("plain"));
+        let mut body = json!({"orderId": order, "paymentKey": "pk", "amount": 1000});
+        if let Some(event) = event {
+            body["eventId"] = Value::from(event);
+        }
+        http.post(&url)
+            .bearer_auth(bearer(&user(i)))
+            .header("idempotency-key", &order)
+            .json(&body)
+    }
+}
+
+/// A valid access token of `user`, minted with the lab's key (no login).
+fn bearer(user: &str) -> String {
+    token(user).unwrap_or_default()
+}

@@ -1,0 +1,98 @@
+//! `lab cost --profile`: where the CPU of a status poll and of an admitted confirm goes
+//! in workerd, sampled by V8's own profiler through workerd's inspector
+//! (`scripts/profile-edge.mjs`) while the lab sends only that route. Written to
+//! `docs/edge-profile.md`.
+//!
+//! The profiler slows what it samples, so these runs give shares, not costs; the costs
+//! are `lab cost`'s, measured without it.
+
+use std::path::Path;
+
+use anyhow::{bail, Context as _};
+
+use super::measure::closed_loop;
+use super::{bearer, client, confirm, edge_vars, LINE_EVENT, OPEN_LIMITS};
+use crate::edge::Edge;
+use crate::stack::{workspace, Stack};
+
+/// People in line while the status poll is profiled (its cost is O(log n) in them).
+const LINE: u64 = 1_000;
+/// How long each route is sampled.
+const SECONDS: u64 = 4;
+
+pub async fn report(out: &Path) -> anyhow::Result<()> {
+    let stack = Stack::start(&[]).await?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let vars = edge_vars(OPEN_LIMITS);
+    let edge =
+        Edge::start_in_memory(&stack.origin, stack.edge_secret(), vars, None, Some(port)).await?;
+    let http = client()?;
+    let enter = {
+        let (http, url) = (
+            http.clone(),
+            format!("{}/queue/{LINE_EVENT}/enter", edge.url),
+        );
+        move |i: u64| http.post(&url).bearer_auth(bearer(&format!("line-{i}")))
+    };
+    closed_loop(|| edge.cpu_time(), 0, LINE, enter).await?;
+
+    let poll = {
+        let (http, url) = (
+            http.clone(),
+            format!("{}/queue/{LINE_EVENT}/status", edge.url),
+        );
+        move |i: u64| {
+            http.get(&url)
+                .bearer_auth(bearer(&format!("line-{}", i % LINE)))
+        }
+    };
+    let admitted = confirm(&http, &edge.url, |i| format!("buyer-{}", i % 16), None);
+    let mut text = String::from(
+        "# Where an edge request's CPU goes\n\n\
+         Reproduce: `cargo run --release -p lab -- cost --profile` (rewrites this page). V8's \
+         sampling profiler (100 µs) through workerd's inspector, while the lab sends one route \
+         16 at a time; the Worker and its objects share the one isolate, so both are in it. \
+         Shares of the isolate's busy time; the profiler's own cost is in them, so the \
+         costs themselves are docs/edge-cost.md's. The edge under `workerd serve`, objects \
+         on tmpfs, the origin and simulator as release builds.\n\n",
+    );
+    for (name, load) in [
+        ("`GET /queue/{id}/status`, 1,000 in line", 15_000),
+        ("`POST /payments/confirm`, admitted, ungated", 5_000),
+    ] {
+        let profiler = tokio::process::Command::new("node")
+            .arg("--experimental-websocket")
+            .arg(workspace().join("scripts/profile-edge.mjs"))
+            .arg(format!("127.0.0.1:{port}"))
+            .arg(SECONDS.to_string())
+            .kill_on_drop(true)
+            .output();
+        let sent = async {
+            if name.starts_with("`GET") {
+                closed_loop(|| edge.cpu_time(), 0, load, poll.clone()).await
+            } else {
+                closed_loop(|| edge.cpu_time(), 0, load, admitted.clone()).await
+            }
+        };
+        let (profile, sent) = tokio::join!(profiler, sent);
+        let profile = profile.context("running node scripts/profile-edge.mjs")?;
+        if !profile.status.success() {
+            bail!(
+                "profile-edge.mjs: {}",
+                String::from_utf8_lossy(&profile.stderr)
+            );
+        }
+        let sent = sent?;
+        text.push_str(&format!(
+            "## {name}\n\n{} requests sent while sampling ({}).\n\n{}\n",
+            sent.requests,
+            sent.answers(),
+            String::from_utf8_lossy(&profile.stdout)
+        ));
+    }
+    std::fs::write(out, &text)?;
+    println!("{text}");
+    Ok(())
+}

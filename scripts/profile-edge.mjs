@@ -1,0 +1,100 @@
+// Samples the CPU of a workerd isolate through its inspector for a few seconds and prints
+// where the time went, as Markdown: each kind of work's share, then the functions with
+// the most self time. `lab cost --profile` runs it while it loads one route.
+//
+//   node --experimental-websocket scripts/profile-edge.mjs 127.0.0.1:9229 5
+//
+// The inspector protocol is the V8 one (Profiler.start / Profiler.stop); workerd serves
+// it with `--inspector-addr`. Wasm functions keep their Rust names (worker-build runs no
+// wasm-opt here), so the Rust side is read by crate and function.
+
+const [address, secondsText] = process.argv.slice(2);
+const seconds = Number(secondsText ?? "5");
+if (!address || !(seconds > 0)) {
+  console.error("usage: profile-edge.mjs HOST:PORT SECONDS");
+  process.exit(2);
+}
+
+const targets = await (await fetch(`http://${address}/json/list`)).json();
+const target = targets.find((t) => t.webSocketDebuggerUrl);
+if (!target) {
+  console.error(`no inspectable isolate at ${address}`);
+  process.exit(1);
+}
+
+const socket = new WebSocket(target.webSocketDebuggerUrl);
+await new Promise((resolve, reject) => {
+  socket.onopen = resolve;
+  socket.onerror = () => reject(new Error("the inspector refused the connection"));
+});
+let next = 1;
+const pending = new Map();
+socket.onmessage = (event) => {
+  const message = JSON.parse(event.data);
+  const waiting = pending.get(message.id);
+  if (waiting) {
+    pending.delete(message.id);
+    message.error ? waiting.reject(new Error(message.error.message)) : waiting.resolve(message.result);
+  }
+};
+const send = (method, params = {}) =>
+  new Promise((resolve, reject) => {
+    const id = next++;
+    pending.set(id, { resolve, reject });
+    socket.send(JSON.stringify({ id, method, params }));
+  });
+
+await send("Profiler.enable");
+await send("Profiler.setSamplingInterval", { interval: 100 });
+await send("Profiler.start");
+await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+const { profile } = await send("Profiler.stop");
+socket.close();
+
+// Self time per node, from the samples and the time between them.
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const selfUs = new Map();
+profile.samples.forEach((id, i) => {
+  selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
+
+/** What kind of work a function is, by its name and where it comes from. */
+function kind(frame) {
+  const name = frame.functionName;
+  const wasm = frame.url.startsWith("wasm://") || /^\$?[a-z_]+::/.test(name) || name.startsWith("$");
+  if (name === "(idle)") return "idle (waiting for work)";
+  if (name === "(garbage collector)") return "garbage collection";
+  if (name === "(program)" || name === "(root)") return "runtime outside JS and wasm (workerd, V8, I/O)";
+  if (!wasm) return "JavaScript: wasm-bindgen glue and the runtime's JS";
+  if (/serde_json|serde::|serde_wasm_bindgen/.test(name)) return "wasm: JSON (serde)";
+  if (/sha2|hmac|digest|jwt|rules::token|base64/.test(name)) return "wasm: token and signature crypto";
+  if (/wasm_bindgen|js_sys|web_sys|worker_sys|externref|__wbindgen/.test(name)) return "wasm: wasm-bindgen boundary";
+  if (/dlmalloc|alloc::|__rust_alloc|__rust_dealloc|memcpy|memmove|memset/.test(name)) return "wasm: allocation and copying";
+  if (/^\$?(edge|rules)::/.test(name)) return "wasm: the edge's own code";
+  if (/^\$?worker::/.test(name)) return "wasm: workers-rs";
+  return "wasm: other";
+}
+
+const kinds = new Map();
+const functions = new Map();
+let total = 0;
+for (const [id, us] of selfUs) {
+  const frame = byId.get(id).callFrame;
+  total += us;
+  const k = kind(frame);
+  kinds.set(k, (kinds.get(k) ?? 0) + us);
+  const name = frame.functionName || "(anonymous)";
+  functions.set(name, (functions.get(name) ?? 0) + us);
+}
+const busy = total - (kinds.get("idle (waiting for work)") ?? 0);
+const share = (us) => `${((100 * us) / busy).toFixed(1)} %`;
+
+console.log(`Sampled ${seconds} s, ${profile.samples.length} samples, busy ${(busy / 1000).toFixed(0)} ms of ${(total / 1000).toFixed(0)} ms.\n`);
+console.log("| kind of work | share of busy time |\n|---|---|");
+for (const [k, us] of [...kinds].sort((a, b) => b[1] - a[1])) {
+  if (k !== "idle (waiting for work)") console.log(`| ${k} | ${share(us)} |`);
+}
+console.log("\n| function (self time) | share of busy time |\n|---|---|");
+for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 15)) {
+  if (name !== "(idle)") console.log(`| \`${name.replaceAll("|", "\\|").slice(0, 90)}\` | ${share(us)} |`);
+}
