@@ -7,11 +7,18 @@
 //! answer read as one string and decoded in Rust — not as a stream read chunk by chunk
 //! through the wasm boundary, and not as a JavaScript object walked field by field.
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{web_sys, worker_sys, Env, Request, Response};
+
+/// Every call is a GET of this URL followed by the request: base64url of its JSON.
+const CALL_URL: &str = "https://object/";
+/// The header an object's answer comes in: base64url of its JSON.
+const ANSWER_HEADER: &str = "x-answer";
 
 /// The object could not answer: unreachable, erred, or answered outside 2xx.
 #[derive(Debug, thiserror::Error)]
@@ -54,44 +61,55 @@ async fn post(
 ) -> Result<String, ObjectUnavailable> {
     let failed = |cause: String| ObjectUnavailable { binding, cause };
     let js_failed = |err: JsValue| failed(format!("{err:?}"));
-    let body = serde_json::to_string(request).map_err(|err| failed(err.to_string()))?;
+    let body = serde_json::to_vec(request).map_err(|err| failed(err.to_string()))?;
     let stub: worker_sys::DurableObject = env
         .durable_object(binding)
         .and_then(|namespace| namespace.get_by_name(name))
         .map_err(|err| failed(err.to_string()))?
         .into_rpc();
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_body(&JsValue::from_str(&body));
-    let call =
-        web_sys::Request::new_with_str_and_init("https://object/", &init).map_err(js_failed)?;
-    let answer: web_sys::Response =
-        JsFuture::from(stub.fetch_with_request(&call).map_err(js_failed)?)
-            .await
-            .map_err(js_failed)?
-            .dyn_into()
-            .map_err(js_failed)?;
-    let status = answer.status();
-    let text = JsFuture::from(answer.text().map_err(js_failed)?)
+    let url = format!("{CALL_URL}{}", URL_SAFE_NO_PAD.encode(body));
+    let answer: web_sys::Response = JsFuture::from(stub.fetch_with_str(&url).map_err(js_failed)?)
         .await
         .map_err(js_failed)?
-        .as_string()
-        .unwrap_or_default();
-    match status {
-        200..=299 => Ok(text),
-        status => Err(failed(format!("answered {status}"))),
+        .dyn_into()
+        .map_err(js_failed)?;
+    match answer.status() {
+        200..=299 => {}
+        status => return Err(failed(format!("answered {status}"))),
     }
+    let encoded = answer
+        .headers()
+        .get(ANSWER_HEADER)
+        .map_err(js_failed)?
+        .unwrap_or_default();
+    let text = URL_SAFE_NO_PAD
+        .decode(encoded)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| failed("an answer that is not base64url of UTF-8".into()))?;
+    Ok(text)
 }
 
-/// The object's side: the call's JSON body, read as one string and decoded in Rust.
-pub async fn read_call<T: DeserializeOwned>(req: &mut Request) -> worker::Result<T> {
-    let text = req.text().await?;
-    serde_json::from_str(&text).map_err(|err| worker::Error::RustError(format!("bad call: {err}")))
+/// The object's side: the call, decoded in Rust from the URL it came on.
+pub fn read_call<T: DeserializeOwned>(req: &Request) -> worker::Result<T> {
+    let bad = |why: String| worker::Error::RustError(format!("bad call: {why}"));
+    let url = req.inner().url();
+    let encoded = url
+        .strip_prefix(CALL_URL)
+        .ok_or_else(|| bad(format!("not a call URL: {url}")))?;
+    let bytes = URL_SAFE_NO_PAD
+        .decode(encoded)
+        .map_err(|err| bad(err.to_string()))?;
+    serde_json::from_slice(&bytes).map_err(|err| bad(err.to_string()))
 }
 
-/// The object's answer: `value` as JSON.
+/// The object's answer: `value` as JSON, in [`ANSWER_HEADER`].
 pub fn reply(value: &impl Serialize) -> worker::Result<Response> {
-    let text =
-        serde_json::to_string(value).map_err(|err| worker::Error::RustError(err.to_string()))?;
-    Response::ok(text)
+    let json =
+        serde_json::to_vec(value).map_err(|err| worker::Error::RustError(err.to_string()))?;
+    let response = Response::empty()?;
+    response
+        .headers()
+        .set(ANSWER_HEADER, &URL_SAFE_NO_PAD.encode(json))?;
+    Ok(response)
 }

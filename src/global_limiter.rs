@@ -25,8 +25,8 @@ impl DurableObject for GlobalLimiter {
         }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let check: WindowCheck = read_call(&mut req).await?;
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let check: WindowCheck = read_call(&req)?;
         let now_ms = i64::try_from(worker::Date::now().as_millis()).unwrap_or(i64::MAX);
         reply(&self.windows.check(&check, now_ms)?)
     }

@@ -109,7 +109,7 @@ impl RateWindows {
                 remaining,
                 reset_ms,
             } => {
-                let at_ms = window.admissions(now_ms).last().unwrap_or(now_ms);
+                let at_ms = window.latest().unwrap_or(now_ms);
                 WindowAnswer::Admitted {
                     remaining,
                     reset_ms,

@@ -117,6 +117,11 @@ impl SlidingWindow {
         }
     }
 
+    /// The time of the latest admission, as recorded (never before an earlier one).
+    pub fn latest(&self) -> Option<i64> {
+        self.admitted.back().copied()
+    }
+
     /// The admission times inside the window at `now_ms`, oldest first: what to store.
     pub fn admissions(&mut self, now_ms: i64) -> impl Iterator<Item = i64> + '_ {
         self.forget_before(now_ms);

@@ -80,8 +80,8 @@ impl DurableObject for WaitingRoom {
         }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let request: RoomRequest = read_call(&mut req).await?;
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let request: RoomRequest = read_call(&req)?;
         let now = now_ms();
         let config = self.config()?;
         let (response, changes) = {

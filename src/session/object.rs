@@ -86,8 +86,8 @@ impl DurableObject for UserSession {
         }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let request: SessionRequest = read_call(&mut req).await?;
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let request: SessionRequest = read_call(&req)?;
         let now = now_ms();
         match request {
             SessionRequest::Authorize {

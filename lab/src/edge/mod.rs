@@ -158,6 +158,7 @@ impl Edge {
         std::fs::write(&config, text)?;
         let log = std::fs::File::create(dir.path().join("workerd.log"))?;
         let mut workerd = Command::new(workerd_binary());
+        workerd.arg("serve");
         if let Some(port) = launch.inspector {
             workerd.arg(format!("--inspector-addr=127.0.0.1:{port}"));
         }
@@ -185,7 +186,6 @@ impl Edge {
             });
         }
         let child = workerd
-            .arg("serve")
             .arg(&config)
             .current_dir(dir.path())
             .stdin(Stdio::null())

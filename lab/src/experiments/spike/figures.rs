@@ -5,7 +5,7 @@ use super::{is_success, Run};
 use crate::load::Sample;
 use crate::stats::{percentile_ms, range};
 
-pub(super) const HEADER: [&str; 11] = [
+pub(super) const HEADER: [&str; 12] = [
     "flow control",
     "requests",
     "success p95",
@@ -14,6 +14,7 @@ pub(super) const HEADER: [&str; 11] = [
     "status p95",
     "confirm p95",
     "429 (shed)",
+    "refused from memory (share)",
     "5xx (share)",
     "no answer",
     "payments approved",
@@ -26,6 +27,8 @@ pub(super) struct Figures {
     pub(super) p95: Vec<f64>,
     pub(super) p95_by_kind: [Vec<f64>; 4],
     pub(super) shed: Vec<f64>,
+    pub(super) from_memory: Vec<f64>,
+    pub(super) from_memory_share: Vec<f64>,
     pub(super) server_errors: Vec<f64>,
     pub(super) server_error_share: Vec<f64>,
     pub(super) no_answer: Vec<f64>,
@@ -59,6 +62,15 @@ impl Figures {
             }
         }
         self.shed.push(status(|s| s == 429));
+        if let Some(count) = run.from_memory {
+            let count = count as f64;
+            self.from_memory.push(count);
+            self.from_memory_share.push(if total > 0.0 {
+                100.0 * count / total
+            } else {
+                0.0
+            });
+        }
         let errors = status(|s| s >= 500);
         self.server_errors.push(errors);
         self.server_error_share.push(if total > 0.0 {
@@ -99,8 +111,18 @@ impl Figures {
         };
         let mut row = vec![label.to_owned(), range(&self.requests, 0), ms(&self.p95)];
         row.extend(self.p95_by_kind.iter().map(|values| ms(values)));
+        let from_memory = if self.from_memory.is_empty() {
+            "—".to_owned()
+        } else {
+            format!(
+                "{} ({} %)",
+                range(&self.from_memory, 0),
+                range(&self.from_memory_share, 1)
+            )
+        };
         row.extend([
             range(&self.shed, 0),
+            from_memory,
             format!(
                 "{} ({} %)",
                 range(&self.server_errors, 0),
@@ -145,6 +167,7 @@ mod tests {
         assert_eq!(figures.server_errors, [1.0]);
         assert_eq!(figures.server_error_share, [25.0]);
         assert_eq!(figures.approved, [1.0]);
+        assert!(figures.from_memory.is_empty(), "the edge did not say");
         // Only successes count towards the latency.
         assert_eq!(figures.p95, [10.0]);
         assert!(figures.p95_by_kind[Kind::Status as usize].is_empty());

@@ -50,6 +50,8 @@ struct Run {
     origin_probe: Vec<Sample>,
     /// The share of one core workerd used over the run, in percent.
     workerd_busy: Option<f64>,
+    /// How many requests the edge refused from its isolate's memory (its `/healthz`).
+    from_memory: Option<u64>,
 }
 
 /// One side of the comparison: the edge's and the origin's variables.
@@ -182,7 +184,9 @@ fn setup() -> String {
          the origin's fail-fast defaults (`DB_ACQUIRE_TIMEOUT_MS=3000`, \
          `ORIGIN_MAX_CONCURRENT_REQUESTS=256`). The PG guard is at its defaults in both.\n\n\
          Success = a 2xx answer; p95 over the successful requests of the whole run. 429s \
-         (`RATE_LIMITED`, `QUEUE_PASS_REQUIRED`) are shed, counted apart; the 5xx share is \
+         (`RATE_LIMITED`, `QUEUE_PASS_REQUIRED`) are shed, counted apart; *refused from \
+         memory* is how many of them the edge's isolate refused without any object call, \
+         as its `/healthz` counts them, and their share of every request sent; the 5xx share is \
          of every request sent; \"no answer\" is a refused connection or a client timeout \
          ({timeout} s).",
         ramp = RAMP.as_secs(),
@@ -305,11 +309,13 @@ async fn run_once(control: &Control, run: u32) -> anyhow::Result<Run> {
     let workerd_busy = edge.cpu_time().zip(cpu_before).map(|(after, before)| {
         100.0 * (after - before).as_secs_f64() / start.elapsed().as_secs_f64()
     });
+    let from_memory = edge.refused_from_memory().await;
     Ok(Run {
         hits,
         edge_probe,
         origin_probe,
         workerd_busy,
+        from_memory,
     })
 }
 
