@@ -65,7 +65,7 @@ function kind(frame) {
   if (name === "(idle)") return "idle (waiting for work)";
   if (name === "(garbage collector)") return "garbage collection";
   if (name === "(program)" || name === "(root)") return "runtime outside JS and wasm (workerd, V8, I/O)";
-  if (!wasm) return "JavaScript: wasm-bindgen glue and the runtime's JS";
+  if (!wasm) return "runtime APIs called from JavaScript (fetch, Request, Response, promises) and wasm-bindgen's JS glue";
   if (/serde_json|serde::|serde_wasm_bindgen/.test(name)) return "wasm: JSON (serde)";
   if (/sha2|hmac|digest|jwt|rules::token|base64/.test(name)) return "wasm: token and signature crypto";
   if (/wasm_bindgen|js_sys|web_sys|worker_sys|externref|__wbindgen/.test(name)) return "wasm: wasm-bindgen boundary";

@@ -1,6 +1,7 @@
-//! The caller of a request: its bearer token verified locally (no I/O), then one call
-//! to the user's session object to learn whether the token was revoked — and, on a
-//! rate-limited route, whether the user's window admits the request.
+//! The caller of a request: its bearer token verified locally (no I/O, `verify_bearer`),
+//! then (`authenticate`) one call to the user's session object to learn whether the token
+//! was revoked — and, on a rate-limited route, whether the user's window admits the
+//! request. `routes.rs` runs the two with the refusals from memory between them.
 
 use rules::token::AccessClaims;
 use worker::{Env, Request};

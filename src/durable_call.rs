@@ -1,11 +1,16 @@
-//! One call from the Worker to a Durable Object, the way every object here is called:
-//! POST the request as JSON, expect 2xx, anything else means the object is unavailable;
-//! and the object's side of it, [`read_call`] and [`reply`].
+//! One call from the Worker to a Durable Object, the way every object here is called —
+//! the request's JSON in the URL, the answer's JSON in a header, 2xx expected, anything
+//! else meaning the object is unavailable — and the object's side of it, [`read_call`]
+//! and [`reply`].
 //!
-//! The call takes the lightest path workers-rs offers (see docs/edge-cost.md): the stub
-//! by name in one step, a request with a method and a string body and no headers, and the
-//! answer read as one string and decoded in Rust — not as a stream read chunk by chunk
-//! through the wasm boundary, and not as a JavaScript object walked field by field.
+//! This is the lightest path workers-rs offers (docs/edge-performance.md has the
+//! figures): the stub by name in one step; `fetch(url)` with no `RequestInit`, headers or
+//! body; the answer read from a header in one synchronous step, not as a body stream read
+//! chunk by chunk through the wasm boundary; JSON encoded and decoded by serde in wasm,
+//! never walked field by field as a JavaScript object. Both carry base64url, so they stay
+//! ASCII whatever a user id holds, and they are a few hundred bytes, far below URL and
+//! header limits. Every call is a GET, state-changing ones too: an object's `fetch`
+//! receives whatever its caller sends, and nothing between them caches or retries.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -28,19 +33,27 @@ pub struct ObjectUnavailable {
     pub cause: String,
 }
 
-/// POSTs `request` as JSON to the object named `name` of namespace `binding`, and reads
-/// its JSON answer.
+/// Sends `request` to the object named `name` of namespace `binding`, and reads its
+/// answer.
 pub async fn call_object<T: DeserializeOwned>(
     env: &Env,
     binding: &'static str,
     name: &str,
     request: &impl Serialize,
 ) -> Result<T, ObjectUnavailable> {
-    let text = post(env, binding, name, request).await?;
-    serde_json::from_str(&text).map_err(|err| ObjectUnavailable {
-        binding,
-        cause: format!("unreadable answer: {err}"),
-    })
+    let failed = |cause: String| ObjectUnavailable { binding, cause };
+    let answer = send(env, binding, name, request).await?;
+    let Some(encoded) = answer
+        .headers()
+        .get(ANSWER_HEADER)
+        .map_err(|err| failed(format!("{err:?}")))?
+    else {
+        return Err(failed(format!("answered without {ANSWER_HEADER}")));
+    };
+    let json = URL_SAFE_NO_PAD
+        .decode(encoded)
+        .map_err(|err| failed(format!("an answer that is not base64url: {err}")))?;
+    serde_json::from_slice(&json).map_err(|err| failed(format!("unreadable answer: {err}")))
 }
 
 /// [`call_object`] for a call whose answer says nothing but that it succeeded.
@@ -50,15 +63,15 @@ pub async fn tell_object(
     name: &str,
     request: &impl Serialize,
 ) -> Result<(), ObjectUnavailable> {
-    post(env, binding, name, request).await.map(drop)
+    send(env, binding, name, request).await.map(drop)
 }
 
-async fn post(
+async fn send(
     env: &Env,
     binding: &'static str,
     name: &str,
     request: &impl Serialize,
-) -> Result<String, ObjectUnavailable> {
+) -> Result<web_sys::Response, ObjectUnavailable> {
     let failed = |cause: String| ObjectUnavailable { binding, cause };
     let js_failed = |err: JsValue| failed(format!("{err:?}"));
     let body = serde_json::to_vec(request).map_err(|err| failed(err.to_string()))?;
@@ -74,20 +87,9 @@ async fn post(
         .dyn_into()
         .map_err(js_failed)?;
     match answer.status() {
-        200..=299 => {}
-        status => return Err(failed(format!("answered {status}"))),
+        200..=299 => Ok(answer),
+        status => Err(failed(format!("answered {status}"))),
     }
-    let encoded = answer
-        .headers()
-        .get(ANSWER_HEADER)
-        .map_err(js_failed)?
-        .unwrap_or_default();
-    let text = URL_SAFE_NO_PAD
-        .decode(encoded)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .ok_or_else(|| failed("an answer that is not base64url of UTF-8".into()))?;
-    Ok(text)
 }
 
 /// The object's side: the call, decoded in Rust from the URL it came on.
@@ -96,7 +98,7 @@ pub fn read_call<T: DeserializeOwned>(req: &Request) -> worker::Result<T> {
     let url = req.inner().url();
     let encoded = url
         .strip_prefix(CALL_URL)
-        .ok_or_else(|| bad(format!("not a call URL: {url}")))?;
+        .ok_or_else(|| bad("not a call URL".into()))?;
     let bytes = URL_SAFE_NO_PAD
         .decode(encoded)
         .map_err(|err| bad(err.to_string()))?;

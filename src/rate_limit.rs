@@ -19,7 +19,7 @@ use worker::{Env, Response};
 
 use crate::error::ApiError;
 use crate::global_limiter::check_global;
-use crate::memory::{self, Release};
+use crate::memory::{self, Release, Window};
 use crate::random;
 use crate::rate_windows::{WindowAnswer, WindowCheck};
 
@@ -61,10 +61,10 @@ impl<'a> Limits<'a> {
     /// A 429 at once, with no object call, when this isolate knows that the user's
     /// window or the drawn shard of the global one is full at `now_ms`.
     pub fn refuse_from_memory(&self, now_ms: i64) -> Result<(), ApiError> {
-        if let Some(wait_ms) = memory::refusing(&self.user_key(), now_ms) {
+        if let Some(wait_ms) = memory::refusing(Window::User, &self.user_key(), now_ms) {
             return Err(limited(self.route, "user", wait_ms));
         }
-        if let Some(wait_ms) = memory::refusing(&self.global, now_ms) {
+        if let Some(wait_ms) = memory::refusing(Window::Global, &self.global, now_ms) {
             return Err(limited(self.route, "global", wait_ms));
         }
         Ok(())
@@ -93,7 +93,12 @@ impl<'a> Limits<'a> {
         let mut quotas = Vec::with_capacity(2);
         let user_admitted_at = match user {
             Some(WindowAnswer::Limited { retry_after_ms }) => {
-                memory::remember_full(&self.user_key(), now_ms + retry_after_ms, now_ms);
+                memory::remember_full(
+                    Window::User,
+                    &self.user_key(),
+                    now_ms + retry_after_ms,
+                    now_ms,
+                );
                 return Err(limited(route, "user", retry_after_ms));
             }
             Some(WindowAnswer::Admitted {
@@ -128,7 +133,12 @@ impl<'a> Limits<'a> {
                 });
             }
             Ok(WindowAnswer::Limited { retry_after_ms }) => {
-                memory::remember_full(&self.global, now_ms + retry_after_ms, now_ms);
+                memory::remember_full(
+                    Window::Global,
+                    &self.global,
+                    now_ms + retry_after_ms,
+                    now_ms,
+                );
                 if let Some(at_ms) = user_admitted_at {
                     let release = Release {
                         key: route.key.clone(),

@@ -122,7 +122,7 @@ impl SlidingWindow {
         self.admitted.back().copied()
     }
 
-    /// The admission times inside the window at `now_ms`, oldest first: what to store.
+    /// The admission times inside the window at `now_ms`, oldest first.
     pub fn admissions(&mut self, now_ms: i64) -> impl Iterator<Item = i64> + '_ {
         self.forget_before(now_ms);
         self.admitted.iter().copied()

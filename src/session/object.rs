@@ -1,6 +1,7 @@
 //! The `UserSession` Durable Object (class name in `wrangler.toml`; renaming it needs a
 //! migration). Its SQLite storage is the truth; what is revoked is also kept in memory,
-//! read once per start and written through, so the check on every request reads nothing.
+//! read on the first check after a start or a cleanup and written through, so the check
+//! on every request reads nothing.
 //!
 //! Storage stays bounded: every row carries the time after which it means nothing
 //! (a denylisted token's own expiry, a refresh token's expiry), and an alarm set at

@@ -52,7 +52,7 @@ const BUYERS: u64 = 16;
 /// as low as that allows: the first round's windows reserved memory for their whole
 /// limit, which a million a second per user would exhaust.
 const OPEN_LIMITS: &str = "POST /payments/confirm user=1000/1s global=100000/1s, \
-                           POST /queue/*/enter user=10/1s global=100000/1s";
+                           POST /queue/*/enter user=100/1s global=100000/1s";
 const USER_WINDOW: &str = "POST /payments/confirm user=5/1s global=100000/1s";
 const GLOBAL_WINDOW: &str = "POST /payments/confirm user=1000/1s global=1/10m";
 

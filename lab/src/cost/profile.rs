@@ -58,9 +58,9 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
          costs themselves are docs/edge-cost.md's. The edge under `workerd serve`, objects \
          on tmpfs, the origin and simulator as release builds.\n\n",
     );
-    for (name, load) in [
-        ("`GET /queue/{id}/status`, 1,000 in line", 15_000),
-        ("`POST /payments/confirm`, admitted, ungated", 5_000),
+    for (name, is_poll, load) in [
+        ("`GET /queue/{id}/status`, 1,000 in line", true, 15_000),
+        ("`POST /payments/confirm`, admitted, ungated", false, 5_000),
     ] {
         let profiler = tokio::process::Command::new("node")
             .arg("--experimental-websocket")
@@ -70,7 +70,7 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
             .kill_on_drop(true)
             .output();
         let sent = async {
-            if name.starts_with("`GET") {
+            if is_poll {
                 closed_loop(|| edge.cpu_time(), 0, load, poll.clone()).await
             } else {
                 closed_loop(|| edge.cpu_time(), 0, load, admitted.clone()).await

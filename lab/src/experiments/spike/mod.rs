@@ -211,31 +211,39 @@ fn comparison(off: &Figures, on: &Figures) -> String {
         range(&off.p95, 1),
         range(&on.p95, 1),
     );
-    if after <= before / 2.0 {
-        return format!("{head} The drop is reproduced.");
-    }
-    format!(
-        "{head} The drop is **not reproduced** on this machine. Flow control keeps load off \
-         the origin — about {:.0} approved confirms/s reached it without control, {:.0}/s \
-         with it — but the origin was not where requests waited (its `/healthz` p95 {} ms \
-         off, {} ms on): the edge was (p95 {} ms off, {} ms on). workerd runs the Worker and \
-         every object on one thread, and on this shared 2-core machine requests queue \
-         there in both configurations (see its `/healthz` waits and busy share below). \
-         With control on, each request gives the edge more to do — a limited route adds a \
-         call to the route's global-window object; a gated confirm adds two calls to the \
-         event's room — and a 429 still costs it one to three object calls, so shedding \
-         at the edge does not relieve the edge. The thread is not always busy while \
-         requests wait, so part of the wait is in the objects themselves, each of which \
-         takes one request at a time; this run does not separate the two. On Cloudflare \
-         the Worker runs in many isolates on many machines and the objects are spread \
-         out; here a single local workerd is the narrowest point, as the seed's database \
-         was of its test.",
-        mean(&off.approved) / seconds,
-        mean(&on.approved) / seconds,
+    let where_waited = format!(
+        "The origin was not where requests waited (its `/healthz` p95 {} ms off, {} ms on); \
+         the edge, workerd on one thread for the Worker and every object, was (p95 {} ms \
+         off, {} ms on). Flow control keeps load off the origin — about {:.0} approved \
+         confirms/s reached it without control, {:.0}/s with it.",
         range(&off.origin_probe_p95, 1),
         range(&on.origin_probe_p95, 1),
         range(&off.edge_probe_p95, 1),
         range(&on.edge_probe_p95, 1),
+        mean(&off.approved) / seconds,
+        mean(&on.approved) / seconds,
+    );
+    if after <= before / 2.0 {
+        return format!("{head} The drop is reproduced. {where_waited}");
+    }
+    if after <= before {
+        return format!(
+            "{head} The direction is reproduced — control lowers the p95 — but not the \
+             seed's size. {where_waited} The seed's gain came from taking load off its \
+             database; here the narrowest point is the local workerd, which both \
+             configurations load: refusals from memory cost it almost nothing, but an \
+             admitted request with control on makes more object calls than without (a \
+             gated confirm four, an enter three; without control a confirm one, an enter two)."
+        );
+    }
+    format!(
+        "{head} The drop is **not reproduced** on this machine. {where_waited} With control \
+         on, an admitted request makes more object calls than without (a gated confirm \
+         four, an enter three; without control a confirm one, an enter two); refusals from memory cost \
+         the edge almost nothing, but the requests that pass still queue on workerd's one \
+         thread, on this shared 2-core machine. On Cloudflare the Worker runs in many \
+         isolates on many machines and the objects are spread out; here a single local \
+         workerd is the narrowest point, as the seed's database was of its test."
     )
 }
 
