@@ -7,6 +7,7 @@
 
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
+use crate::clock;
 use crate::durable_call::{call_object, read_call, reply, ObjectUnavailable};
 use crate::rate_windows::{RateWindows, WindowAnswer, WindowCheck};
 
@@ -27,7 +28,7 @@ impl DurableObject for GlobalLimiter {
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let check: WindowCheck = read_call(&req)?;
-        let now_ms = i64::try_from(worker::Date::now().as_millis()).unwrap_or(i64::MAX);
+        let now_ms = clock::now_ms();
         reply(&self.windows.check(&check, now_ms)?)
     }
 }

@@ -21,12 +21,14 @@
 //! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
 //! - [`durable_call`] — one JSON call from the Worker to a Durable Object.
 //! - [`body`] — request bodies, read with a bound.
+//! - [`clock`] — the one place the runtime's clock is read.
 //! - [`random`] — random bytes and ids from the runtime's CSPRNG.
 //! - [`error`] — the one mapping from a refusal to an HTTP response.
 
 pub mod auth;
 pub mod auth_routes;
 pub mod body;
+pub mod clock;
 pub mod config;
 pub mod durable_call;
 pub mod error;

@@ -6,6 +6,7 @@ use worker::{Context, Env, Method, Request, Response};
 
 use crate::auth::{authenticate, verify_bearer};
 use crate::auth_routes;
+use crate::clock;
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::memory;
@@ -45,7 +46,7 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         worker::console_error!("configuration: {err}");
         ApiError::new(500, "MISCONFIGURED", "the edge is not configured")
     })?;
-    let now_ms = i64::try_from(worker::Date::now().as_millis()).map_err(ApiError::internal)?;
+    let now_ms = clock::now_ms();
     let authenticated = match (&method, segments.as_slice()) {
         (Method::Post, ["auth", "login"]) => {
             return auth_routes::login(req, env, &config, now_ms).await

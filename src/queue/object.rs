@@ -16,6 +16,7 @@ use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
 use super::protocol::{PassClaim, Placement, RoomRequest};
+use crate::clock::now_ms;
 use crate::config::EdgeConfig;
 use crate::durable_call::{read_call, reply};
 
@@ -311,8 +312,4 @@ impl WaitingRoom {
         }
         Ok(())
     }
-}
-
-fn now_ms() -> i64 {
-    i64::try_from(worker::Date::now().as_millis()).unwrap_or(i64::MAX)
 }

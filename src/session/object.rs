@@ -15,6 +15,7 @@ use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
 use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
+use crate::clock::now_ms;
 use crate::durable_call::{read_call, reply};
 use crate::rate_windows::RateWindows;
 
@@ -283,8 +284,4 @@ impl UserSession {
             _ => storage.set_alarm(expires_at_ms).await,
         }
     }
-}
-
-fn now_ms() -> i64 {
-    i64::try_from(worker::Date::now().as_millis()).unwrap_or(i64::MAX)
 }
