@@ -135,32 +135,6 @@ async fn a_request_the_global_limit_refuses_does_not_spend_the_users_quota() {
     let system = System::start_with(EdgeSetup {
         vars: vec![
             ("RATE_LIMIT_USER", "1/1m".into()),
-            ("RATE_LIMIT_GLOBAL", "1/1m".into()),
-        ],
-        ..EdgeSetup::default()
-    })
-    .await;
-    let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
-    assert_eq!(
-        confirm(&system, &first, "a").await.status(),
-        StatusCode::CREATED
-    );
-    let refused = confirm(&system, &second, "b").await;
-    assert!(header(&refused, "ratelimit").starts_with(r#""global";r=0"#));
-    // user-2's own window must still be empty: its next refusal is again the global one.
-    let again = confirm(&system, &second, "c").await;
-    assert!(
-        header(&again, "ratelimit").starts_with(r#""global";r=0"#),
-        "{}",
-        header(&again, "ratelimit")
-    );
-}
-
-#[tokio::test]
-async fn an_admission_the_global_window_refused_is_given_back_with_the_users_next_request() {
-    let system = System::start_with(EdgeSetup {
-        vars: vec![
-            ("RATE_LIMIT_USER", "1/1m".into()),
             ("RATE_LIMIT_GLOBAL", "1/1s".into()),
         ],
         ..EdgeSetup::default()

@@ -117,11 +117,7 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
     };
     table.push(Row::edge("GET /auth/me", row(&edge, REQUESTS, me).await?));
 
-    let enter_url = format!("{}/queue/{LINE_EVENT}/enter", edge.url);
-    let enter = {
-        let (http, url) = (http.clone(), enter_url.clone());
-        move |i: u64| http.post(&url).bearer_auth(bearer(&format!("line-{i}")))
-    };
+    let enter = queue_call(&http, &edge.url, "enter", |i| format!("line-{i}"));
     closed_loop(|| edge.cpu_time(), 0, WARM_UP, enter.clone()).await?;
     let entered = closed_loop(|| edge.cpu_time(), WARM_UP, STEP - WARM_UP, enter.clone()).await?;
     table.push(Row::edge(
@@ -146,16 +142,9 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
         "POST /queue/{id}/enter — already in line",
         row(&edge, REQUESTS, again).await?,
     ));
-    let poll = {
-        let (http, url) = (
-            http.clone(),
-            format!("{}/queue/{LINE_EVENT}/status", edge.url),
-        );
-        move |i: u64| {
-            http.get(&url)
-                .bearer_auth(bearer(&format!("line-{}", sampled(i))))
-        }
-    };
+    let poll = queue_call(&http, &edge.url, "status", move |i| {
+        format!("line-{}", sampled(i))
+    });
     table.push(Row::edge(
         "GET /queue/{id}/status — 10,000 in line",
         row(&edge, REQUESTS, poll).await?,
@@ -246,6 +235,23 @@ where
 fn tail(log: &str) -> String {
     let lines: Vec<&str> = log.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// `POST /queue/{line}/enter` or `GET /queue/{line}/status` (`step`) by `user(i)`.
+fn queue_call(
+    http: &reqwest::Client,
+    edge: &str,
+    step: &'static str,
+    user: impl Fn(u64) -> String + Clone + Send + Sync + 'static,
+) -> impl Fn(u64) -> reqwest::RequestBuilder + Clone + Send + Sync + 'static {
+    let (http, url) = (http.clone(), format!("{edge}/queue/{LINE_EVENT}/{step}"));
+    move |i: u64| {
+        let request = match step {
+            "enter" => http.post(&url),
+            _ => http.get(&url),
+        };
+        request.bearer_auth(bearer(&user(i)))
+    }
 }
 
 /// `POST /payments/confirm` by `user(i)`, a new order each time (numbered across the

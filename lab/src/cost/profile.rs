@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _};
 
 use super::measure::closed_loop;
-use super::{bearer, client, confirm, edge_vars, LINE_EVENT, OPEN_LIMITS};
+use super::{client, confirm, edge_vars, queue_call, OPEN_LIMITS};
 use crate::edge::Edge;
 use crate::stack::{workspace, Stack};
 
@@ -29,25 +29,10 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
     let edge =
         Edge::start_in_memory(&stack.origin, stack.edge_secret(), vars, None, Some(port)).await?;
     let http = client()?;
-    let enter = {
-        let (http, url) = (
-            http.clone(),
-            format!("{}/queue/{LINE_EVENT}/enter", edge.url),
-        );
-        move |i: u64| http.post(&url).bearer_auth(bearer(&format!("line-{i}")))
-    };
+    let enter = queue_call(&http, &edge.url, "enter", |i| format!("line-{i}"));
     closed_loop(|| edge.cpu_time(), 0, LINE, enter).await?;
 
-    let poll = {
-        let (http, url) = (
-            http.clone(),
-            format!("{}/queue/{LINE_EVENT}/status", edge.url),
-        );
-        move |i: u64| {
-            http.get(&url)
-                .bearer_auth(bearer(&format!("line-{}", i % LINE)))
-        }
-    };
+    let poll = queue_call(&http, &edge.url, "status", |i| format!("line-{}", i % LINE));
     let admitted = confirm(&http, &edge.url, |i| format!("buyer-{}", i % 16), None);
     let mut text = String::from(
         "# Where an edge request's CPU goes\n\n\
