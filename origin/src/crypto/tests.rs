@@ -532,7 +532,7 @@ proptest! {
 
 const WYCHEPROOF_AES_GCM: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/vectors/wycheproof/aes_gcm_test.json"
+    "/../testdata/wycheproof/aes_gcm_test.json"
 );
 
 fn hex_of(test: &Json, member: &str) -> Vec<u8> {
@@ -547,7 +547,7 @@ fn hex_of(test: &Json, member: &str) -> Vec<u8> {
 #[test]
 fn aes_256_gcm_matches_wycheproof() {
     let text = std::fs::read_to_string(WYCHEPROOF_AES_GCM).unwrap_or_else(|err| {
-        panic!("Wycheproof vectors not found at {WYCHEPROOF_AES_GCM} ({err}); the shared folder must sit beside the repository")
+        panic!("Wycheproof vectors not found at {WYCHEPROOF_AES_GCM} ({err})")
     });
     let file: Json = serde_json::from_str(&text).expect("the vectors are JSON");
     let (mut valid, mut invalid) = (0, 0);

@@ -1,4 +1,4 @@
-//! Wycheproof vectors (shared/vectors/wycheproof, read at run time, never copied in).
+//! Wycheproof vectors (`testdata/wycheproof/` of the repository, read at run time).
 //!
 //! - `ed25519_test.json`: the EdDSA signature check accepts exactly the `valid` vectors.
 //!   `acceptable` ones (none in this file today) must be refused: a token verifier gains
@@ -19,21 +19,17 @@ use crate::token::jws::verify_jws;
 use crate::token::keys::Key;
 use crate::token::KeySet;
 
-const VECTORS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/vectors/wycheproof/"
-);
+const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/wycheproof/");
 
-/// Labelled wrongly in the shared file (see shared/vectors/README.md): 367 and 370 are
+/// Labelled wrongly in the file (see testdata/README.md): 367 and 370 are
 /// labelled invalid yet are byte-identical to the valid 357; 372 and 373 are labelled
 /// valid yet hold a `?`, which no strict base64url decoder accepts.
 const JWS_LABEL_ERRORS: [u64; 4] = [367, 370, 372, 373];
 
 fn load(file: &str) -> Json {
     let path = format!("{VECTORS}{file}");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|err| {
-        panic!("Wycheproof vectors not found at {path} ({err}); the shared folder must sit beside the repository")
-    });
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("Wycheproof vectors not found at {path} ({err})"));
     serde_json::from_str(&text).unwrap_or_else(|err| panic!("{path} is not JSON: {err}"))
 }
 
