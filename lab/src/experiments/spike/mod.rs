@@ -113,6 +113,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         all.push(figures);
     }
     if let [off, on] = all.as_slice() {
+        notes.push(direction(off, on));
         notes.push(comparison(off, on));
     }
     notes.push(format!(
@@ -192,6 +193,20 @@ fn setup() -> String {
         ramp = RAMP.as_secs(),
         hold = HOLD.as_secs(),
         timeout = REQUEST_TIMEOUT.as_secs(),
+    )
+}
+
+/// The acceptance check on the direction: control must not make the successful requests
+/// slower, on the means over runs; the ranges are given, since they may overlap.
+fn direction(off: &Figures, on: &Figures) -> String {
+    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len().max(1) as f64;
+    let (before, after) = (mean(&off.p95), mean(&on.p95));
+    format!(
+        "Acceptance (direction): success p95 with flow control on ≤ off, means over runs — \
+         on {after:.1} ms, off {before:.1} ms: {} (runs: on {} ms, off {} ms).",
+        verdict(after <= before),
+        range(&on.p95, 1),
+        range(&off.p95, 1),
     )
 }
 
