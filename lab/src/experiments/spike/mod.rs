@@ -252,13 +252,17 @@ fn comparison(off: &Figures, on: &Figures) -> String {
         );
     }
     format!(
-        "{head} The drop is **not reproduced** on this machine. {where_waited} With control \
-         on, an admitted request makes more object calls than without (a gated confirm \
-         four, an enter three; without control a confirm one, an enter two); refusals from memory cost \
-         the edge almost nothing, but the requests that pass still queue on workerd's one \
-         thread, on this shared 2-core machine. On Cloudflare the Worker runs in many \
-         isolates on many machines and the objects are spread out; here a single local \
-         workerd is the narrowest point, as the seed's database was of its test."
+        "{head} The drop is **not reproduced** on this machine. {where_waited} Refusals \
+         from memory cost the edge almost nothing, but an admitted request with control on \
+         makes more object calls and more durable writes than without: a gated confirm \
+         four calls, an enter three, each of the enter's writing (the user's window, the \
+         route's global window, the room), and every admitted request of a route writes in \
+         its one global object; without control a confirm makes one call and writes \
+         nothing, an enter two calls and one write. workerd's thread is far from full \
+         (busy share below), so these requests wait on the objects' writes reaching the \
+         local disk — docs/edge-performance.md has a diagnostic run with the objects' \
+         SQLite on tmpfs, where the direction is clear. The seed's database was the \
+         narrowest point of its test; here it is the local disk under the objects."
     )
 }
 
