@@ -19,6 +19,7 @@
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
 //! - [`metrics`] — Prometheus text, on its own listener.
+//! - [`log_writer`] — log output that drops and counts what it cannot write, never fails.
 //! - [`config`] — the environment, parsed once into [`config::OriginConfig`].
 //! - [`error`] — the one mapping from a refusal to HTTP.
 //! - [`clock`] — the one place the wall clock is read.
@@ -34,6 +35,7 @@ pub mod error;
 pub mod gateway;
 pub mod guard;
 pub mod idempotency;
+pub mod log_writer;
 pub mod metrics;
 pub mod overload;
 pub mod payments;

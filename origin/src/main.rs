@@ -80,8 +80,11 @@ enum UserCommand {
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
+        .with_writer(origin::log_writer::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // Its report of a failed write is an `eprintln!`, which panics when standard error
+        // is the pipe that failed: the writer drops and counts instead (log_writer.rs).
+        .log_internal_errors(false)
         .init();
     match Cli::parse().command {
         Command::Serve => {

@@ -192,6 +192,12 @@ impl Default for Metrics {
              refund_pending (to be retried)",
             late_approvals.clone(),
         );
+        registry.register(
+            "log_writes_dropped",
+            "Log writes dropped because the output could not take them (a closed pipe): \
+             logging never stops a task",
+            crate::log_writer::DROPPED.clone(),
+        );
         let reconciliation_findings = Family::<OutcomeLabel, Counter>::default();
         registry.register(
             "reconciliation_findings",

@@ -1,0 +1,133 @@
+//! The `origin serve` binary with its log output a pipe whose reader has gone (a log
+//! shipper that died): payments are still answered and the recovery loop goes on.
+//!
+//! Before the fix, the first log line written after the reader left made
+//! tracing-subscriber report the failed write with `eprintln!`, which panicked on the
+//! same closed pipe and ended the task that logged — the confirm got no answer.
+
+mod support;
+
+use std::io::Read as _;
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rules::signing::SignedRequest;
+use serde_json::Value;
+
+const SECRET: &str = "origin-log-test-secret-0123456789abcdef";
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
+async fn confirm(http: &reqwest::Client, origin: &str, order: &str) -> reqwest::Response {
+    let body = format!(r#"{{"orderId":"{order}","paymentKey":"pk","amount":1000}}"#);
+    let timestamp_ms = origin::clock::now_ms();
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let nonce = format!("{:032x}", NEXT.fetch_add(1, Ordering::Relaxed));
+    let signature = SignedRequest {
+        method: "POST",
+        path_and_query: "/payments/confirm",
+        timestamp_ms,
+        nonce: &nonce,
+        user_id: "user-1",
+        idempotency_key: order,
+        body: body.as_bytes(),
+    }
+    .sign(SECRET.as_bytes())
+    .expect("signable");
+    http.post(format!("{origin}/payments/confirm"))
+        .header("x-edge-user", "user-1")
+        .header("x-edge-timestamp", timestamp_ms.to_string())
+        .header("x-edge-nonce", nonce)
+        .header("x-edge-signature", signature)
+        .header("idempotency-key", order)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("the origin answers")
+}
+
+async fn metric(http: &reqwest::Client, metrics: &str, name: &str) -> f64 {
+    let text = http
+        .get(format!("{metrics}/metrics"))
+        .send()
+        .await
+        .expect("the metrics listener answers")
+        .text()
+        .await
+        .expect("metrics text");
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test]
+async fn a_closed_log_pipe_stops_neither_payments_nor_recovery() {
+    let gateway = support::simulator().await;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let (api, metrics) = (free_port(), free_port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_origin"))
+        .arg("serve")
+        .env("ORIGIN_LISTEN", format!("127.0.0.1:{api}"))
+        .env("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics}"))
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("origin.sqlite3").display()),
+        )
+        .env("EDGE_SIGNING_SECRET", SECRET)
+        .env("GATEWAY_URL", &gateway)
+        .env(
+            "ENCRYPTION_KEKS",
+            "v1:ERERERERERERERERERERERERERERERERERERERERERE=",
+        )
+        .env("ENCRYPTION_CURRENT_KEK", "v1")
+        .env("RECOVERY_INTERVAL_MS", "200")
+        .env("RUST_LOG", "debug")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("origin serve starts");
+    let (origin, metrics) = (
+        format!("http://127.0.0.1:{api}"),
+        format!("http://127.0.0.1:{metrics}"),
+    );
+    let http = reqwest::Client::new();
+    let mut log = child.stderr.take().expect("the log pipe");
+    let mut first = [0_u8; 256];
+    log.read_exact(&mut first).expect("the origin logs");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while http.get(format!("{origin}/healthz")).send().await.is_err() {
+        assert!(Instant::now() < deadline, "the origin did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The log shipper dies: from here every log write meets a closed pipe.
+    drop(log);
+    let cycles_before = metric(&http, &metrics, "origin_recovery_cycles_total").await;
+
+    for order in ["closed-pipe-1", "closed-pipe-2", "closed-pipe-3"] {
+        let answer = confirm(&http, &origin, order).await;
+        assert_eq!(answer.status(), reqwest::StatusCode::CREATED, "{order}");
+        let payment: Value = answer.json().await.expect("a payment");
+        assert_eq!(payment["status"], "APPROVED");
+    }
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert!(
+        metric(&http, &metrics, "origin_recovery_cycles_total").await > cycles_before,
+        "the recovery loop goes on"
+    );
+    assert!(metric(&http, &metrics, "origin_log_writes_dropped_total").await > 0.0);
+    assert!(
+        child.try_wait().expect("a status").is_none(),
+        "still serving"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
