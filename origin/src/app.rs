@@ -82,6 +82,7 @@ pub fn app(state: AppState) -> Router {
         .merge(operator)
         .route("/gateway/callback", post(callback::receive))
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn_with_state(state.capacity.clone(), shed_excess))
@@ -101,6 +102,19 @@ pub fn metrics_app(metrics: Arc<Metrics>) -> Router {
 
 async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "status": "ok" }))
+}
+
+/// Ready while the recovery loop keeps completing cycles; 503 once it has not for three
+/// intervals and a lease, so an orchestrator can restart the process.
+async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+    if state.recovery.ready(crate::clock::now_ms()) {
+        return Ok(Json(serde_json::json!({ "status": "ready" })));
+    }
+    Err(ApiError::Refused {
+        status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        code: "NOT_READY",
+        message: "the recovery loop has not completed a cycle lately".into(),
+    })
 }
 
 async fn render_metrics(State(metrics): State<Arc<Metrics>>) -> impl axum::response::IntoResponse {

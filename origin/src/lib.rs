@@ -20,6 +20,7 @@
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
 //! - [`metrics`] — Prometheus text, on its own listener.
 //! - [`log_writer`] — log output that drops and counts what it cannot write, never fails.
+//! - [`supervisor`] — the recovery loop's cycles, each caught if it panics; its heartbeat.
 //! - [`config`] — the environment, parsed once into [`config::OriginConfig`].
 //! - [`error`] — the one mapping from a refusal to HTTP.
 //! - [`clock`] — the one place the wall clock is read.
@@ -45,4 +46,5 @@ pub mod rotation;
 pub mod server;
 pub mod settlement;
 pub mod store;
+pub mod supervisor;
 pub mod users;

@@ -72,6 +72,11 @@ struct OutcomeLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TaskLabel {
+    task: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct IdempotencyLabel {
     answer: &'static str,
 }
@@ -94,6 +99,7 @@ pub struct Metrics {
     callbacks: Family<OutcomeLabel, Counter>,
     late_approvals: Family<OutcomeLabel, Counter>,
     reconciliation_findings: Family<OutcomeLabel, Counter>,
+    task_panics: Family<TaskLabel, Counter>,
 }
 
 /// Counts one gateway call in flight for as long as it lives.
@@ -192,6 +198,13 @@ impl Default for Metrics {
              refund_pending (to be retried)",
             late_approvals.clone(),
         );
+        let task_panics = Family::<TaskLabel, Counter>::default();
+        registry.register(
+            "task_panics",
+            "Tasks on the money path that panicked and were caught, by task: payment (its \
+             payment left for recovery), recovery (one cycle; the next runs on time)",
+            task_panics.clone(),
+        );
         registry.register(
             "log_writes_dropped",
             "Log writes dropped because the output could not take them (a closed pipe): \
@@ -221,6 +234,7 @@ impl Default for Metrics {
             callbacks,
             late_approvals,
             reconciliation_findings,
+            task_panics,
         }
     }
 }
@@ -321,6 +335,14 @@ impl Metrics {
                 .get_or_create(&OutcomeLabel { outcome })
                 .inc_by(u64::from(count));
         }
+    }
+
+    pub fn task_panicked(&self, task: &'static str) {
+        self.task_panics.get_or_create(&TaskLabel { task }).inc();
+    }
+
+    pub fn task_panics(&self, task: &'static str) -> u64 {
+        self.task_panics.get_or_create(&TaskLabel { task }).get()
     }
 
     pub fn late_approval(&self, outcome: &'static str) {

@@ -83,8 +83,14 @@ pub async fn confirm(
             }
             return Err(err);
         }
-        // The key stays in flight until its lease ends; a retry then finds the payment.
-        Err(panicked) => return Err(ApiError::internal(panicked)),
+        // The key stays in flight until its lease ends; a retry then finds the payment,
+        // and recovery converges it if it was left PENDING.
+        Err(ended) => {
+            if ended.is_panic() {
+                state.metrics.task_panicked("payment");
+            }
+            return Err(ApiError::internal(ended));
+        }
     };
     let stored = answer.stored();
     let finished = retry_transient(&state.metrics, "finish_idempotency_key", || {

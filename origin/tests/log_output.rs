@@ -1,5 +1,6 @@
 //! The `origin serve` binary with its log output a pipe whose reader has gone (a log
-//! shipper that died): payments are still answered and the recovery loop goes on.
+//! shipper that died): payments are still answered, the recovery loop goes on and
+//! converges a payment left UNKNOWN, and `/readyz` says so.
 //!
 //! Before the fix, the first log line written after the reader left made
 //! tracing-subscriber report the failed write with `eprintln!`, which panicked on the
@@ -25,27 +26,43 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-async fn confirm(http: &reqwest::Client, origin: &str, order: &str) -> reqwest::Response {
-    let body = format!(r#"{{"orderId":"{order}","paymentKey":"pk","amount":1000}}"#);
-    let timestamp_ms = origin::clock::now_ms();
+/// The edge's signature headers for a request of `user-1`.
+fn signed_headers(method: &str, path: &str, key: &str, body: &[u8]) -> reqwest::header::HeaderMap {
     static NEXT: AtomicU64 = AtomicU64::new(1);
+    let timestamp_ms = origin::clock::now_ms();
     let nonce = format!("{:032x}", NEXT.fetch_add(1, Ordering::Relaxed));
     let signature = SignedRequest {
-        method: "POST",
-        path_and_query: "/payments/confirm",
+        method,
+        path_and_query: path,
         timestamp_ms,
         nonce: &nonce,
         user_id: "user-1",
-        idempotency_key: order,
-        body: body.as_bytes(),
+        idempotency_key: key,
+        body,
     }
     .sign(SECRET.as_bytes())
     .expect("signable");
+    let mut headers = reqwest::header::HeaderMap::new();
+    for (name, value) in [
+        ("x-edge-user", "user-1".to_owned()),
+        ("x-edge-timestamp", timestamp_ms.to_string()),
+        ("x-edge-nonce", nonce),
+        ("x-edge-signature", signature),
+    ] {
+        headers.insert(name, value.parse().expect("a header value"));
+    }
+    headers
+}
+
+async fn confirm(http: &reqwest::Client, origin: &str, order: &str) -> reqwest::Response {
+    let body = format!(r#"{{"orderId":"{order}","paymentKey":"pk","amount":1000}}"#);
     http.post(format!("{origin}/payments/confirm"))
-        .header("x-edge-user", "user-1")
-        .header("x-edge-timestamp", timestamp_ms.to_string())
-        .header("x-edge-nonce", nonce)
-        .header("x-edge-signature", signature)
+        .headers(signed_headers(
+            "POST",
+            "/payments/confirm",
+            order,
+            body.as_bytes(),
+        ))
         .header("idempotency-key", order)
         .header("content-type", "application/json")
         .body(body)
@@ -89,6 +106,7 @@ async fn a_closed_log_pipe_stops_neither_payments_nor_recovery() {
         )
         .env("ENCRYPTION_CURRENT_KEK", "v1")
         .env("RECOVERY_INTERVAL_MS", "200")
+        .env("GATEWAY_TIMEOUT_MS", "300")
         .env("RUST_LOG", "debug")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -118,10 +136,57 @@ async fn a_closed_log_pipe_stops_neither_payments_nor_recovery() {
         let payment: Value = answer.json().await.expect("a payment");
         assert_eq!(payment["status"], "APPROVED");
     }
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    // A PG that approves and never answers: the payment is UNKNOWN, for recovery.
+    let faults = serde_json::json!({"mode": "HANG_AFTER_PROCESSING"});
+    let set = http
+        .put(format!("{gateway}/admin/faults"))
+        .json(&faults)
+        .send();
+    assert!(set
+        .await
+        .expect("the simulator answers")
+        .status()
+        .is_success());
+    let unknown = confirm(&http, &origin, "closed-pipe-unknown").await;
+    assert_eq!(unknown.status(), reqwest::StatusCode::ACCEPTED);
+    let normal = serde_json::json!({"mode": "NORMAL"});
+    let set = http
+        .put(format!("{gateway}/admin/faults"))
+        .json(&normal)
+        .send();
+    assert!(set
+        .await
+        .expect("the simulator answers")
+        .status()
+        .is_success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let read = http
+            .get(format!("{origin}/payments/closed-pipe-unknown"))
+            .headers(signed_headers(
+                "GET",
+                "/payments/closed-pipe-unknown",
+                "",
+                b"",
+            ))
+            .send()
+            .await
+            .expect("the origin answers");
+        let payment: Value = read.json().await.expect("a payment");
+        if payment["status"] == "APPROVED" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not converged: {payment}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert!(
         metric(&http, &metrics, "origin_recovery_cycles_total").await > cycles_before,
         "the recovery loop goes on"
+    );
+    let ready = http.get(format!("{origin}/readyz")).send().await;
+    assert_eq!(
+        ready.expect("the origin answers").status(),
+        reqwest::StatusCode::OK
     );
     assert!(metric(&http, &metrics, "origin_log_writes_dropped_total").await > 0.0);
     assert!(

@@ -31,6 +31,7 @@ use crate::guard::PgGuard;
 use crate::metrics::Metrics;
 use crate::store::transient::retry_transient;
 use crate::store::{Payment, PaymentStatus, Store, StoreError};
+use crate::supervisor::{self, Heartbeat};
 use decide::{decide, Decision, PgView, RecoveryConfig, Subject};
 
 /// Payments claimed at a time.
@@ -89,6 +90,8 @@ pub struct Recovery {
     guard: PgGuard,
     metrics: Arc<Metrics>,
     config: RecoveryConfig,
+    /// When a cycle of [`Recovery::run_every_interval`] last completed.
+    heartbeat: Arc<Heartbeat>,
 }
 
 impl Recovery {
@@ -105,24 +108,39 @@ impl Recovery {
             guard,
             metrics,
             config,
+            heartbeat: Arc::new(Heartbeat::new(now_ms())),
         }
+    }
+
+    /// Whether the loop has completed a cycle within three intervals and a lease: a
+    /// cycle may run long, but not that long (`/readyz`).
+    pub fn ready(&self, now_ms: i64) -> bool {
+        let bound = 3 * self.config.interval.as_millis() as i64 + LEASE.as_millis() as i64;
+        self.heartbeat.fresh(now_ms, bound)
     }
 
     pub fn guard(&self) -> &PgGuard {
         &self.guard
     }
 
-    /// Runs a cycle every interval, for as long as it is polled.
+    /// Runs a cycle every interval, for as long as it is polled, each supervised: a
+    /// cycle that panics is counted and the next runs on time (`supervisor.rs`).
     pub async fn run_every_interval(self: Arc<Self>) {
-        let mut every = tokio::time::interval(self.config.interval);
-        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            every.tick().await;
-            let report = self.run_cycle().await;
-            if report.examined > 0 {
-                tracing::info!(?report, "recovery cycle");
+        let (interval, metrics, heartbeat) = (
+            self.config.interval,
+            self.metrics.clone(),
+            self.heartbeat.clone(),
+        );
+        supervisor::every("recovery", interval, metrics, heartbeat, move || {
+            let recovery = self.clone();
+            async move {
+                let report = recovery.run_cycle().await;
+                if report.examined > 0 {
+                    tracing::info!(?report, "recovery cycle");
+                }
             }
-        }
+        })
+        .await;
     }
 
     /// One cycle: every payment due now, page by page, until none is left or the PG
