@@ -11,6 +11,9 @@
 mod config;
 
 use std::fs;
+use std::net::TcpListener;
+use std::os::fd::AsRawFd as _;
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -29,18 +32,39 @@ pub enum EdgeRuntime {
     WranglerDev,
 }
 
-/// The command that serves the edge on `127.0.0.1:{port}` with `vars`, its files in
-/// `base`. With `sessions_down`, every object call fails (workerd only).
+/// The command that serves the edge on `socket` with `vars`, its files in `base`. With
+/// `sessions_down`, every object call fails (workerd only).
+///
+/// workerd is handed the socket itself, already listening, so no other process can take
+/// its port between the harness finding it free and workerd binding it (seen: workerd
+/// failed with "Address already in use" while another test's origin answered the edge's
+/// `/healthz`). `wrangler dev` binds the port itself.
 pub(super) fn command(
     runtime: EdgeRuntime,
     root: &Path,
     base: &Path,
-    port: u16,
+    socket: &TcpListener,
     vars: &[(&str, String)],
     sessions_down: bool,
 ) -> Command {
+    let port = socket.local_addr().expect("a bound socket").port();
     match runtime {
-        EdgeRuntime::Workerd => workerd(root, base, port, vars, sessions_down),
+        EdgeRuntime::Workerd => {
+            let mut command = workerd(root, base, port, vars, sessions_down);
+            let fd = socket.as_raw_fd();
+            command.arg(format!("--socket-fd=http={fd}"));
+            // SAFETY: between fork and exec only fcntl, which is async-signal-safe: the
+            // socket is kept open across exec for workerd to listen on.
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            command
+        }
         EdgeRuntime::WranglerDev => {
             assert!(!sessions_down, "sessions_down is served under workerd only");
             wrangler_dev(root, base, port, vars)

@@ -170,8 +170,10 @@ impl System {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().expect("a temporary folder");
         let base = dir.path().to_owned();
-        let [edge_port, origin_port, metrics_port, gateway_port, second_port, second_metrics] =
-            free_ports();
+        let [origin_port, metrics_port, gateway_port, second_port, second_metrics] = free_ports();
+        // Held from here until the edge's process has it (see `edge::command`).
+        let edge_socket = TcpListener::bind("127.0.0.1:0").expect("a socket for the edge");
+        let edge_port = edge_socket.local_addr().expect("a bound socket").port();
         let server = postgres.then(postgres::TestPostgres::start);
         let gateway = format!("http://127.0.0.1:{gateway_port}");
         let origin = format!("http://127.0.0.1:{origin_port}");
@@ -265,11 +267,21 @@ impl System {
             edge_runtime,
             root,
             &base,
-            edge_port,
+            &edge_socket,
             &vars,
             setup.sessions_down,
         );
+        // workerd listens on the socket itself, so it stays open until workerd runs;
+        // wrangler dev binds the port on its own, so it is closed first.
+        let held = match edge_runtime {
+            EdgeRuntime::Workerd => Some(edge_socket),
+            EdgeRuntime::WranglerDev => {
+                drop(edge_socket);
+                None
+            }
+        };
         system.spawn("edge", edge, &base);
+        drop(held);
 
         system
             .wait_until_healthy(&format!("{}/healthz", system.edge))
@@ -352,7 +364,9 @@ impl System {
     async fn wait_until_healthy(&mut self, url: &str) -> Result<(), String> {
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if let Ok(response) = self.http.get(url).send().await {
+            // A socket that accepts and never answers must not hang the start.
+            let probe = self.http.get(url).timeout(Duration::from_secs(5)).send();
+            if let Ok(response) = probe.await {
                 if response.status().is_success() {
                     return Ok(());
                 }
