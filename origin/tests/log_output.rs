@@ -71,6 +71,20 @@ async fn confirm(http: &reqwest::Client, origin: &str, order: &str) -> reqwest::
         .expect("the origin answers")
 }
 
+/// Sets the simulator's fault mode.
+async fn set_mode(http: &reqwest::Client, gateway: &str, mode: &str) {
+    let faults = serde_json::json!({ "mode": mode });
+    let set = http
+        .put(format!("{gateway}/admin/faults"))
+        .json(&faults)
+        .send();
+    assert!(set
+        .await
+        .expect("the simulator answers")
+        .status()
+        .is_success());
+}
+
 async fn metric(http: &reqwest::Client, metrics: &str, name: &str) -> f64 {
     let text = http
         .get(format!("{metrics}/metrics"))
@@ -137,28 +151,10 @@ async fn a_closed_log_pipe_stops_neither_payments_nor_recovery() {
         assert_eq!(payment["status"], "APPROVED");
     }
     // A PG that approves and never answers: the payment is UNKNOWN, for recovery.
-    let faults = serde_json::json!({"mode": "HANG_AFTER_PROCESSING"});
-    let set = http
-        .put(format!("{gateway}/admin/faults"))
-        .json(&faults)
-        .send();
-    assert!(set
-        .await
-        .expect("the simulator answers")
-        .status()
-        .is_success());
+    set_mode(&http, &gateway, "HANG_AFTER_PROCESSING").await;
     let unknown = confirm(&http, &origin, "closed-pipe-unknown").await;
     assert_eq!(unknown.status(), reqwest::StatusCode::ACCEPTED);
-    let normal = serde_json::json!({"mode": "NORMAL"});
-    let set = http
-        .put(format!("{gateway}/admin/faults"))
-        .json(&normal)
-        .send();
-    assert!(set
-        .await
-        .expect("the simulator answers")
-        .status()
-        .is_success());
+    set_mode(&http, &gateway, "NORMAL").await;
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let read = http
