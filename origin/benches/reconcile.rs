@@ -2,9 +2,11 @@
 //! binary on SQLite, 100,000 APPROVED payments, and a 100,000-row settlement file as the
 //! simulator writes it (Korean header, BOM, quoted amounts, a `합계` row) with a few
 //! differences, uploaded to `POST /admin/reconciliations/run`. Reports rows per second
-//! and the origin's peak memory during the run (`VmHWM`, reset before the upload), then does it again with the file five times
-//! over (500,000 rows against the same payments) to show that memory follows the
-//! payments of the period, not the file.
+//! and the origin's peak memory during the run (`VmHWM`, reset before the upload), then
+//! does it again with the file five times over (500,000 rows against the same payments)
+//! to show that memory follows the payments of the period, not the file, and once more
+//! with the same 100,000 rows as an `.xlsx` workbook (amounts stored as numbers), as a
+//! PG's console exports it.
 //!
 //! `cargo bench -p origin --bench reconcile`
 
@@ -24,12 +26,19 @@ const TOKEN: &str = "bench-operator-token-0123456789abcdef";
 
 #[tokio::main]
 async fn main() {
-    for copies in [1, 5] {
-        measure(copies).await;
+    for (copies, kind) in [(1, Kind::Csv), (5, Kind::Csv), (1, Kind::Xlsx)] {
+        measure(copies, kind).await;
     }
 }
 
-async fn measure(copies: usize) {
+/// The settlement file's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Csv,
+    Xlsx,
+}
+
+async fn measure(copies: usize, kind: Kind) {
     let dir = tempfile::tempdir().expect("a folder");
     let database = dir.path().join("bench.sqlite3");
     let url = format!("sqlite://{}", database.display());
@@ -40,7 +49,11 @@ async fn measure(copies: usize) {
             .expect("a store"),
     );
     insert_payments(&url, &keys::cipher("v1")).await;
-    let file = settlement_file(copies);
+    let rows = settlement_rows(copies);
+    let file = match kind {
+        Kind::Csv => csv(&rows),
+        Kind::Xlsx => xlsx(&rows),
+    };
     let rows = PAYMENTS * copies;
 
     let [port, metrics_port] = [free_port(), free_port()];
@@ -72,7 +85,7 @@ async fn measure(copies: usize) {
     let response = http
         .post(format!("{base}/admin/reconciliations/run"))
         .bearer_auth(TOKEN)
-        .header("content-type", "text/csv")
+        .header("content-type", "application/octet-stream")
         .body(file.clone())
         .send()
         .await
@@ -87,7 +100,7 @@ async fn measure(copies: usize) {
     let after = memory_kib(origin.0.id(), "VmHWM");
     assert_eq!(report["external"].as_u64(), Some(rows as u64), "{report}");
     println!(
-        "{rows} rows ({:.1} MB, {PAYMENTS} payments): {:.2} s, {:.0} rows/s; \
+        "{kind:?}, {rows} rows ({:.1} MB, {PAYMENTS} payments): {:.2} s, {:.0} rows/s; \
          origin resident {} MiB before the upload, peak {} MiB during it; \
          matched {}, amountMismatch {}, internalOnly {}, externalOnly {}, skipped {}",
         file.len() as f64 / 1e6,
@@ -144,12 +157,66 @@ fn amount(n: usize) -> i64 {
     1_000 + (n as i64 % 500) * 100
 }
 
-/// The file for our payments, `copies` times over: each copy misses 10 orders, names 10
+/// One row of the settlement file.
+struct SettlementRow {
+    time: String,
+    order_id: String,
+    amount: i64,
+    fee: i64,
+}
+
+/// The rows for our payments, `copies` times over: each copy misses 10 orders, names 10
 /// at another amount, and adds 10 orders we do not have (the first copy's are new
 /// findings; later copies repeat them).
-fn settlement_file(copies: usize) -> Vec<u8> {
-    let mut file =
-        "\u{feff}거래일시,가맹점ID,주문번호,결제수단,결제금액,수수료,정산금액\r\n".to_owned();
+fn settlement_rows(copies: usize) -> Vec<SettlementRow> {
+    let mut rows = Vec::new();
+    for _ in 0..copies {
+        for n in 0..PAYMENTS {
+            if n % 10_000 == 1 {
+                continue;
+            }
+            let amount = if n % 10_000 == 2 {
+                amount(n) + 10
+            } else {
+                amount(n)
+            };
+            rows.push(SettlementRow {
+                time: format!(
+                    "2026-11-30 {:02}:{:02}:{:02}",
+                    (n / 4_500) % 24,
+                    (n / 75) % 60,
+                    n % 60
+                ),
+                order_id: format!("order-{n:06}"),
+                amount,
+                fee: amount / 40,
+            });
+            if n % 10_000 == 3 {
+                rows.push(SettlementRow {
+                    time: "2026-11-30 12:00:00".into(),
+                    order_id: format!("ghost-{n:06}"),
+                    amount: 5_000,
+                    fee: 125,
+                });
+            }
+        }
+    }
+    rows
+}
+
+const HEADER: [&str; 7] = [
+    "거래일시",
+    "가맹점ID",
+    "주문번호",
+    "결제수단",
+    "결제금액",
+    "수수료",
+    "정산금액",
+];
+
+/// The rows as the simulator writes its CSV: a BOM, quoted `"1,000원"` amounts, a total.
+fn csv(rows: &[SettlementRow]) -> Vec<u8> {
+    let mut file = format!("\u{feff}{}\r\n", HEADER.join(","));
     let won = |value: i64| {
         let digits = value.abs().to_string();
         let mut grouped = String::new();
@@ -161,41 +228,45 @@ fn settlement_file(copies: usize) -> Vec<u8> {
         }
         format!("\"{grouped}원\"")
     };
-    let mut total = 0;
-    for _ in 0..copies {
-        for n in 0..PAYMENTS {
-            if n % 10_000 == 1 {
-                continue;
-            }
-            let amount = if n % 10_000 == 2 {
-                amount(n) + 10
-            } else {
-                amount(n)
-            };
-            let fee = amount / 40;
-            total += amount;
-            file.push_str(&format!(
-                "2026-11-30 {:02}:{:02}:{:02},M-0001,order-{n:06},\"카드,일시불\",{},{},{}\r\n",
-                (n / 4_500) % 24,
-                (n / 75) % 60,
-                n % 60,
-                won(amount),
-                won(fee),
-                won(amount - fee),
-            ));
-            if n % 10_000 == 3 {
-                file.push_str(&format!(
-                    "2026-11-30 12:00:00,M-0001,ghost-{n:06},\"카드,일시불\",{},{},{}\r\n",
-                    won(5_000),
-                    won(125),
-                    won(4_875),
-                ));
-                total += 5_000;
-            }
-        }
+    for row in rows {
+        file.push_str(&format!(
+            "{},M-0001,{},\"카드,일시불\",{},{},{}\r\n",
+            row.time,
+            row.order_id,
+            won(row.amount),
+            won(row.fee),
+            won(row.amount - row.fee),
+        ));
     }
+    let total: i64 = rows.iter().map(|row| row.amount).sum();
     file.push_str(&format!("합계,,,,{},,\r\n", won(total)));
     file.into_bytes()
+}
+
+/// The rows as a console's workbook: text cells, amounts stored as numbers, a total.
+fn xlsx(rows: &[SettlementRow]) -> Vec<u8> {
+    let mut workbook = rust_xlsxwriter::Workbook::new();
+    let sheet = workbook.add_worksheet();
+    let cell = |written: Result<&mut rust_xlsxwriter::Worksheet, _>| {
+        written.map(|_| ()).expect("a cell");
+    };
+    for (column, name) in (0u16..).zip(HEADER) {
+        cell(sheet.write_string(0, column, name));
+    }
+    for (index, row) in (1u32..).zip(rows) {
+        cell(sheet.write_string(index, 0, &row.time));
+        cell(sheet.write_string(index, 1, "M-0001"));
+        cell(sheet.write_string(index, 2, &row.order_id));
+        cell(sheet.write_string(index, 3, "카드,일시불"));
+        cell(sheet.write_number(index, 4, row.amount as f64));
+        cell(sheet.write_number(index, 5, row.fee as f64));
+        cell(sheet.write_number(index, 6, (row.amount - row.fee) as f64));
+    }
+    let total: i64 = rows.iter().map(|row| row.amount).sum();
+    let last = rows.len() as u32 + 1;
+    cell(sheet.write_string(last, 0, "합계"));
+    cell(sheet.write_number(last, 4, total as f64));
+    workbook.save_to_buffer().expect("a workbook")
 }
 
 /// The origin process, stopped when dropped.

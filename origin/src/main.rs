@@ -29,8 +29,12 @@ enum Command {
     /// and print the counts as JSON. The period is the span of the file's transaction
     /// dates, unless given. Reads the same configuration as `serve`.
     Reconcile {
-        /// The PG's settlement file (CSV; UTF-8 or CP949).
+        /// The PG's settlement file: CSV (UTF-8 or CP949) or an Excel workbook (.xlsx,
+        /// .xls), told apart by its content.
         file: std::path::PathBuf,
+        /// The workbook's sheet to read (the first that has a header, if not given).
+        #[arg(long)]
+        sheet: Option<String>,
         /// Reconcile this one day (YYYY-MM-DD, UTC).
         #[arg(long, conflicts_with_all = ["from", "to"])]
         date: Option<String>,
@@ -97,7 +101,17 @@ async fn main() -> anyhow::Result<()> {
             date,
             from,
             to,
-        } => reconcile(&file, date.as_deref(), from.as_deref(), to.as_deref()).await,
+            sheet,
+        } => {
+            reconcile(
+                &file,
+                sheet,
+                date.as_deref(),
+                from.as_deref(),
+                to.as_deref(),
+            )
+            .await
+        }
         Command::Keys {
             command: KeysCommand::Rewrap { batch },
         } => rewrap(batch).await,
@@ -135,6 +149,7 @@ async fn recover(once: bool) -> anyhow::Result<()> {
 
 async fn reconcile(
     path: &std::path::Path,
+    sheet: Option<String>,
     date: Option<&str>,
     from: Option<&str>,
     to: Option<&str>,
@@ -148,7 +163,8 @@ async fn reconcile(
     let progress = std::sync::Arc::new(ProgressBar {
         bar: indicatif::ProgressBar::new(0),
     });
-    let report = run::reconcile(store, &metrics, file, period, progress.clone()).await;
+    let settlement = run::Settlement { file, sheet };
+    let report = run::reconcile(store, &metrics, settlement, period, progress.clone()).await;
     progress.bar.finish_and_clear();
     let report = report?;
     println!("{}", serde_json::to_string_pretty(&report)?);

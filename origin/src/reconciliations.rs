@@ -22,7 +22,7 @@ use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::settlement::period::Period;
 use crate::settlement::queue::{Item, ItemStatus, Resolution};
-use crate::settlement::run::{reconcile, Report, RunError};
+use crate::settlement::run::{reconcile, Report, RunError, Settlement};
 
 /// The largest settlement file accepted: a month of a busy shop is tens of megabytes.
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
@@ -45,11 +45,15 @@ pub struct RunQuery {
     date: Option<String>,
     from: Option<String>,
     to: Option<String>,
+    sheet: Option<String>,
 }
 
-/// `POST /admin/reconciliations/run[?date=YYYY-MM-DD | ?from=…&to=…]`, the body the
-/// settlement file (`text/csv` or any non-multipart type), or a `multipart/form-data`
-/// form whose file is its first field with a file name, or its field `file`.
+/// `POST /admin/reconciliations/run[?date=YYYY-MM-DD | ?from=…&to=…][&sheet=NAME]`, the
+/// body the settlement file — a CSV or an Excel workbook (`.xlsx`, `.xls`), told apart
+/// by its content, never by its name or type — as any non-multipart type, or a
+/// `multipart/form-data` form whose file is its first field with a file name, or its
+/// field `file`. `sheet` names a workbook's sheet; without it, the first sheet that has
+/// a header is read.
 pub async fn run(
     State(state): State<AppState>,
     query: Result<Query<RunQuery>, QueryRejection>,
@@ -66,7 +70,10 @@ pub async fn run(
     let report = reconcile(
         state.store.clone(),
         &state.metrics,
-        file,
+        Settlement {
+            file,
+            sheet: query.sheet,
+        },
         period,
         Arc::new(()),
     )
@@ -192,6 +199,11 @@ fn refusal(error: RunError) -> ApiError {
             code: "NOT_A_SETTLEMENT_FILE",
             message: format!("not a settlement file: {problem}"),
         },
+        RunError::UnreadableWorkbook(problem) => ApiError::BadRequest {
+            code: "UNREADABLE_WORKBOOK",
+            message: format!("unreadable workbook: {problem}"),
+        },
+        RunError::NoSuchSheet(message) => invalid(message),
         RunError::NoPeriod => ApiError::BadRequest {
             code: "PERIOD_REQUIRED",
             message: RunError::NoPeriod.to_string(),

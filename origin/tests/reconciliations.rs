@@ -4,52 +4,11 @@
 
 mod support;
 
-use std::time::Duration;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use origin::store::{NewPayment, Outcome, Store};
 use serde_json::{json, Value};
-use support::{simulator, Origin, OPERATOR_TOKEN};
-
-/// 2026-11-30 12:00 UTC, in epoch milliseconds.
-const NOON: i64 = 1_796_040_000_000;
-const DAY: i64 = 86_400_000;
-
-/// An origin with APPROVED payments `o-1` … `o-4` (1,000 … 4,000 won) on 2026-11-30,
-/// and `o-old` the day before.
-async fn origin() -> Origin {
-    let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(2)).await;
-    for (n, approved_at) in [(1, NOON), (2, NOON), (3, NOON), (4, NOON + 1)] {
-        approve(&origin, &format!("o-{n}"), n * 1_000, approved_at).await;
-    }
-    approve(&origin, "o-old", 500, NOON - DAY).await;
-    origin
-}
-
-async fn approve(origin: &Origin, order_id: &str, amount: i64, approved_at: i64) {
-    let payment = origin
-        .store
-        .insert_pending(NewPayment {
-            order_id: order_id.into(),
-            user_id: "user-1".into(),
-            payment_key: format!("pk-{order_id}"),
-            amount,
-            event_id: None,
-            now_ms: approved_at - 1_000,
-        })
-        .await
-        .unwrap();
-    origin
-        .store
-        .record_outcome(
-            payment.payment_id,
-            Outcome::Approved { approved_at },
-            approved_at,
-        )
-        .await
-        .unwrap();
-}
+use support::settlement::{operator, origin, queue};
+use support::Origin;
 
 /// The file as the PG writes it: o-2 at another amount, o-3 missing, a ghost, a total.
 const FILE: &str = "\u{feff}거래일시,가맹점ID,주문번호,결제수단,결제금액,수수료,정산금액\r\n\
@@ -59,34 +18,11 @@ const FILE: &str = "\u{feff}거래일시,가맹점ID,주문번호,결제수단,�
     2026-11-30 12:00:02,M,ghost,\"카드,일시불\",700원,17원,683원\r\n\
     합계,,,,\"8,200원\",204원,\"7,996원\"\r\n";
 
-fn operator(method: &str, path: &str, content_type: &str, body: impl Into<Body>) -> Request<Body> {
-    Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", format!("Bearer {OPERATOR_TOKEN}"))
-        .header("content-type", content_type)
-        .body(body.into())
-        .unwrap()
-}
-
 async fn upload(origin: &Origin, query: &str, file: &str) -> (StatusCode, Value) {
     let path = format!("/admin/reconciliations/run{query}");
     origin
         .send(operator("POST", &path, "text/csv", file.to_owned()))
         .await
-}
-
-async fn queue(origin: &Origin, query: &str) -> Vec<Value> {
-    let (status, body) = origin
-        .send(operator(
-            "GET",
-            &format!("/admin/reconciliations{query}"),
-            "text/plain",
-            Body::empty(),
-        ))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["items"].as_array().cloned().unwrap_or_default()
 }
 
 async fn resolve(origin: &Origin, id: &Value, body: Value) -> (StatusCode, Value) {

@@ -21,7 +21,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::parser::{self, Entry, HeaderProblem, ParseError};
+use super::parser::workbook::WorkbookProblem;
+use super::parser::{self, Entry, Format, HeaderProblem, ParseError};
 use super::period::{Period, PeriodError};
 use super::reconcile::{Category, Finding, Reconciler};
 use crate::clock::now_ms;
@@ -56,7 +57,13 @@ pub struct Report {
     /// Pending items of earlier runs this file matched, closed automatically.
     pub closed: u64,
     pub period: Period,
-    pub encoding: &'static str,
+    /// `CSV`, `XLSX` or `XLS`.
+    pub format: &'static str,
+    /// A CSV file's encoding (`UTF-8`, `UTF-8 with BOM`, `CP949`); `null` for a workbook.
+    pub encoding: Option<&'static str>,
+    /// The workbook's sheet that was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
 }
 
 /// A skipped row: its line and why.
@@ -73,6 +80,11 @@ pub struct SkippedLine {
 pub enum RunError {
     #[error("not a settlement file: {0}")]
     NotASettlementFile(HeaderProblem),
+    #[error("unreadable workbook: {0}")]
+    UnreadableWorkbook(WorkbookProblem),
+    /// The sheet asked for is not there (the message says which there are).
+    #[error("{0}")]
+    NoSuchSheet(String),
     #[error(
         "the file has no transaction dates to take the period from: name it with \
          date=YYYY-MM-DD, or from= and to="
@@ -90,6 +102,8 @@ impl From<ParseError> for RunError {
     fn from(error: ParseError) -> Self {
         match error {
             ParseError::NotASettlementFile { reason } => RunError::NotASettlementFile(reason),
+            ParseError::UnreadableWorkbook { reason } => RunError::UnreadableWorkbook(reason),
+            error @ ParseError::NoSuchSheet { .. } => RunError::NoSuchSheet(error.to_string()),
             ParseError::Io(error) => RunError::Io(error),
         }
     }
@@ -106,19 +120,28 @@ pub trait Progress: Send + Sync + 'static {
 /// No one is watching.
 impl Progress for () {}
 
-/// Reconciles the settlement file `file` over `period`, or over the days its
-/// transaction dates span.
+/// The file to reconcile and how to read it.
+#[derive(Debug)]
+pub struct Settlement {
+    pub file: File,
+    /// A workbook's sheet to read; the first with a header when not named.
+    pub sheet: Option<String>,
+}
+
+/// Reconciles the settlement file over `period`, or over the days its transaction
+/// dates span.
 pub async fn reconcile(
     store: Arc<dyn Store>,
     metrics: &Metrics,
-    file: File,
+    settlement: Settlement,
     period: Option<Period>,
     progress: Arc<dyn Progress>,
 ) -> Result<Report, RunError> {
+    let Settlement { file, sheet } = settlement;
     let length = file.metadata()?.len();
     let scan = {
-        let (file, progress) = (file.try_clone()?, progress.clone());
-        tokio::task::spawn_blocking(move || scan(file, period, length, progress.as_ref()))
+        let (file, sheet, progress) = (file.try_clone()?, sheet.clone(), progress.clone());
+        tokio::task::spawn_blocking(move || scan(file, sheet.as_deref(), period, length, progress))
     };
     let period = scan.await.map_err(io::Error::other)??;
     let (from_ms, to_ms) = period.millis();
@@ -130,7 +153,14 @@ pub async fn reconcile(
 
     let (batches, mut received) = mpsc::channel::<Batch>(4);
     let reading = tokio::task::spawn_blocking(move || {
-        read(file, reconciler, length, progress.as_ref(), &batches)
+        read(
+            file,
+            sheet.as_deref(),
+            reconciler,
+            length,
+            progress,
+            &batches,
+        )
     });
     let mut queued = 0;
     let mut closed = 0;
@@ -172,23 +202,35 @@ pub async fn reconcile(
         queued,
         closed,
         period,
-        encoding: read.encoding,
+        format: read.format.name(),
+        encoding: read.format.encoding().map(|encoding| encoding.as_str()),
+        sheet: read.format.sheet().map(str::to_owned),
     })
 }
 
-/// Checks the header, and finds the period when the operator did not name it.
+/// Checks the header, and finds the period when the operator did not name it. A
+/// workbook is read to its end here, so one damaged part way is refused before anything
+/// is queued (a CSV's every row is accepted or skipped, so it cannot be).
 fn scan(
     file: File,
+    sheet: Option<&str>,
     period: Option<Period>,
     length: u64,
-    progress: &dyn Progress,
+    progress: Arc<dyn Progress>,
 ) -> Result<Period, RunError> {
-    let mut entries = parser::parse(Counted::new(file, progress)?)?;
-    if let Some(period) = period {
-        return Ok(period);
-    }
-    if entries.header().date.is_none() {
-        return Err(RunError::NoPeriod);
+    let mut entries = parser::open(Counted::new(file, progress.clone())?, sheet)?;
+    let is_csv = matches!(entries.summary().format, Format::Csv(_));
+    match period {
+        Some(period) if is_csv => return Ok(period),
+        Some(period) => {
+            progress.pass("checking the workbook", length);
+            for entry in entries.by_ref() {
+                entry?;
+            }
+            return Ok(period);
+        }
+        None if entries.header().date.is_none() => return Err(RunError::NoPeriod),
+        None => {}
     }
     progress.pass("finding the period", length);
     let mut span: Option<Period> = None;
@@ -223,7 +265,7 @@ struct Counts {
     counts: [u64; 4],
     skipped: u64,
     skipped_lines: Vec<SkippedLine>,
-    encoding: &'static str,
+    format: Format,
 }
 
 impl Counts {
@@ -245,18 +287,19 @@ impl Counts {
 /// early, with what it counted, when the queue's side has gone.
 fn read(
     file: File,
+    sheet: Option<&str>,
     mut reconciler: Reconciler,
     length: u64,
-    progress: &dyn Progress,
+    progress: Arc<dyn Progress>,
     batches: &mpsc::Sender<Batch>,
 ) -> Result<Counts, RunError> {
     progress.pass("reconciling", length);
-    let mut entries = parser::parse(Counted::new(file, progress)?)?;
+    let mut entries = parser::open(Counted::new(file, progress)?, sheet)?;
     let mut read = Counts {
         counts: [0; 4],
         skipped: 0,
         skipped_lines: Vec::new(),
-        encoding: "",
+        format: entries.summary().format,
     };
     let mut batch = Batch::default();
     let hand_over = |batch: &mut Batch| batches.blocking_send(std::mem::take(batch)).is_ok();
@@ -286,7 +329,7 @@ fn read(
             return Ok(read);
         }
     }
-    read.encoding = entries.summary().encoding.as_str();
+    read.format = entries.summary().format;
     for finding in reconciler.finish() {
         read.add(finding.category);
         batch.exceptions.push(finding);
@@ -325,23 +368,42 @@ async fn write(
     Ok((added, closed))
 }
 
-/// The file from its start, telling `progress` how much was read.
-struct Counted<'a> {
+/// The file from its start, telling `progress` how far into it reading has come (a
+/// workbook is read out of order: the furthest byte read counts).
+struct Counted {
     file: File,
-    progress: &'a dyn Progress,
+    progress: Arc<dyn Progress>,
+    position: u64,
+    furthest: u64,
 }
 
-impl<'a> Counted<'a> {
-    fn new(mut file: File, progress: &'a dyn Progress) -> io::Result<Self> {
+impl Counted {
+    fn new(mut file: File, progress: Arc<dyn Progress>) -> io::Result<Self> {
         file.seek(SeekFrom::Start(0))?;
-        Ok(Self { file, progress })
+        Ok(Self {
+            file,
+            progress,
+            position: 0,
+            furthest: 0,
+        })
     }
 }
 
-impl Read for Counted<'_> {
+impl Read for Counted {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         let read = self.file.read(buffer)?;
-        self.progress.read(read as u64);
+        self.position += read as u64;
+        if self.position > self.furthest {
+            self.progress.read(self.position - self.furthest);
+            self.furthest = self.position;
+        }
         Ok(read)
+    }
+}
+
+impl Seek for Counted {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.position = self.file.seek(to)?;
+        Ok(self.position)
     }
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
 pub mod keys;
+pub mod settlement;
 
 use std::sync::Arc;
 use std::time::Duration;

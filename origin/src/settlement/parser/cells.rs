@@ -72,24 +72,46 @@ fn digits(text: &str) -> (&str, &str) {
 ///
 /// White space anywhere is ignored. Accepted: an optional sign (`+` or `-`: refunds and
 /// corrections are negative, and reconciliation decides what they mean), before or after
-/// an optional leading `₩`, `￦` or `KRW`; digits, with `,` thousands separators only in
-/// groups of three (`1,00` may be a decimal comma, so it is refused); an optional
-/// fraction of zeros only (`1000.00` is 1000 — the won has no minor unit, so `1000.5` is
-/// refused); an optional trailing `원` or `KRW`. Refused as well: anything else (`$`,
-/// `(1,000)`, `1e5`), no digits at all, and a value outside `i64`.
+/// an optional leading `₩`, `￦` or `KRW`; or instead of a sign, the whole value in
+/// parentheses, accounting's negative (`(1,250,000)` and `(₩1,250,000)` are −1,250,000);
+/// digits, with `,` thousands separators only in groups of three (`1,00` may be a
+/// decimal comma, so it is refused); an optional fraction of zeros only (`1000.00` is
+/// 1000 — the won has no minor unit, so `1000.5` is refused); an optional trailing `원`
+/// or `KRW`. Refused as well: a sign and parentheses together (`(-1,000)`, `-(1,000)`),
+/// a parenthesis left open, anything else (`$`, `1e5`), no digits at all, and a value
+/// outside `i64`.
 pub fn parse_amount(text: &str) -> Option<i64> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let (mut negative, rest) = take_sign(&compact);
-    let rest = strip_currency_prefix(rest);
-    let rest = if negative.is_none() {
-        let (sign, rest) = take_sign(rest);
-        negative = sign;
-        rest
-    } else {
-        rest
+    let (negative, number) = match compact.strip_prefix('(') {
+        Some(inner) => (true, unsigned(inner.strip_suffix(')')?)?),
+        None => signed(&compact),
     };
-    let negative = negative.unwrap_or(false);
-    let rest = strip_currency_suffix(rest);
+    whole_won(number, negative)
+}
+
+/// A sign before or after the currency mark: whether it is negative, and the number.
+fn signed(text: &str) -> (bool, &str) {
+    let (sign, rest) = take_sign(text);
+    let rest = strip_currency_prefix(rest);
+    match sign {
+        Some(negative) => (negative, rest),
+        None => {
+            let (sign, rest) = take_sign(rest);
+            (sign.unwrap_or(false), rest)
+        }
+    }
+}
+
+/// Inside parentheses: a currency mark and the number, no sign.
+fn unsigned(text: &str) -> Option<&str> {
+    let rest = strip_currency_prefix(text);
+    let has_sign = |text: &str| take_sign(text).0.is_some();
+    (!has_sign(text) && !has_sign(rest)).then_some(rest)
+}
+
+/// Digits, grouped, with an optional zero fraction and currency suffix.
+fn whole_won(text: &str, negative: bool) -> Option<i64> {
+    let rest = strip_currency_suffix(text);
     let integer = match rest.split_once('.') {
         Some((integer, fraction)) => {
             if fraction.is_empty() || fraction.bytes().any(|b| b != b'0') {
@@ -113,6 +135,36 @@ pub fn parse_amount(text: &str) -> Option<i64> {
         };
     }
     Some(value)
+}
+
+/// A workbook's number as Excel shows it in the General format: rounded to 15
+/// significant digits (so a formula's `1100.0000000000002` is 1100).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum ExcelNumber {
+    /// Whole, below 10^15 in magnitude: exact.
+    Whole(i64),
+    /// Not whole.
+    Fraction(f64),
+    /// 10^15 or more in magnitude, or not finite: digits past the 15th are lost.
+    Inexact,
+}
+
+/// The largest magnitude Excel's 15 significant digits hold exactly, plus one.
+const EXACT_LIMIT: f64 = 1e15;
+
+pub(super) fn excel_number(value: f64) -> ExcelNumber {
+    let shown: f64 = match format!("{value:.14e}").parse() {
+        Ok(shown) => shown,
+        Err(_) => return ExcelNumber::Inexact,
+    };
+    if !shown.is_finite() || shown.abs() >= EXACT_LIMIT {
+        ExcelNumber::Inexact
+    } else if shown.fract() == 0.0 {
+        // Below 10^15 in magnitude and whole: the conversion is exact.
+        ExcelNumber::Whole(shown as i64)
+    } else {
+        ExcelNumber::Fraction(shown)
+    }
 }
 
 /// `Some(true)` for a leading `-`, `Some(false)` for `+`, and the rest.

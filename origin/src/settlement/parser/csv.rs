@@ -1,9 +1,100 @@
 //! RFC 4180 rows from bytes, read leniently and a chunk at a time, counting physical
-//! lines (see the parser's documentation for the rules).
+//! lines (see the parser's documentation for the rules), and read as the rules read a
+//! row: in the file's encoding.
 
+use std::borrow::Cow;
 use std::io::{self, Read};
 
-use super::{MAX_ROW_BYTES, READ_CHUNK, UTF8_BOM};
+use super::encoding::Decided;
+use super::row::{Cell, RowView, Rows};
+use super::{ParseError, SkipReason, MAX_ROW_BYTES, READ_CHUNK, UTF8_BOM};
+
+/// A CSV file's rows, each in the file's encoding as far as it is decided.
+pub(super) struct CsvRows<R> {
+    reader: CsvReader<R>,
+    record: Record,
+    encoding: Decided,
+}
+
+impl<R: Read> CsvRows<R> {
+    pub(super) fn new(reader: R) -> io::Result<Self> {
+        let mut reader = CsvReader::new(reader);
+        let encoding = if reader.strip_bom()? {
+            Decided::Utf8WithBom
+        } else {
+            Decided::Undecided
+        };
+        Ok(CsvRows {
+            reader,
+            record: Record::default(),
+            encoding,
+        })
+    }
+}
+
+impl<R> CsvRows<R> {
+    pub(super) fn encoding(&self) -> Decided {
+        self.encoding
+    }
+
+    /// The buffers' capacities: (bytes, field ends).
+    #[cfg(test)]
+    pub(super) fn held_capacity(&self) -> (usize, usize) {
+        (self.record.data.capacity(), self.record.ends.capacity())
+    }
+}
+
+impl<R: Read> Rows for CsvRows<R> {
+    type Row = Self;
+
+    fn advance(&mut self) -> Result<bool, ParseError> {
+        let read = self.reader.read_record(&mut self.record)?;
+        if read {
+            self.encoding.decide(&self.record);
+        }
+        Ok(read)
+    }
+
+    fn row(&self) -> &Self {
+        self
+    }
+}
+
+impl<R> RowView for CsvRows<R> {
+    fn line(&self) -> u64 {
+        self.record.line
+    }
+
+    fn width(&self) -> usize {
+        self.record.len()
+    }
+
+    fn damage(&self) -> Option<SkipReason> {
+        if self.record.unterminated {
+            Some(SkipReason::UnterminatedQuote)
+        } else if self.record.too_long {
+            Some(SkipReason::RowTooLong)
+        } else {
+            None
+        }
+    }
+
+    fn is_blank(&self) -> bool {
+        self.record.is_blank()
+    }
+
+    fn cell(&self, index: usize) -> Option<Cell<'_>> {
+        let bytes = self.record.field(index)?;
+        Some(match self.encoding.decode(bytes) {
+            Some(text) => Cell::Text(text),
+            None => Cell::Undecodable,
+        })
+    }
+
+    fn text(&self, index: usize) -> Option<Cow<'_, str>> {
+        Some(self.encoding.decode_lossy(self.record.field(index)?))
+    }
+}
 
 /// One row's fields, in one buffer; reused from row to row.
 #[derive(Debug, Default)]

@@ -2,11 +2,11 @@
 //! CP949 (see the parser's documentation).
 
 use std::borrow::Cow;
+use std::fmt;
 
 use encoding_rs::EUC_KR;
 
 use super::csv::Record;
-use super::Encoding;
 
 /// The encoding as far as it is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,5 +63,29 @@ fn plausible_utf8(bytes: &[u8], cut: bool) -> bool {
     match std::str::from_utf8(bytes) {
         Ok(_) => true,
         Err(error) => cut && error.error_len().is_none(),
+    }
+}
+
+/// The file's encoding, as detected (see the parser's documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Utf8WithBom,
+    Cp949,
+}
+
+impl Encoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "UTF-8",
+            Encoding::Utf8WithBom => "UTF-8 with BOM",
+            Encoding::Cp949 => "CP949",
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }

@@ -1,9 +1,8 @@
 //! The header row: which columns hold the order id, the amount and the date, found by
 //! their names, and what is wrong when they are not there.
 
-use super::csv::Record;
-use super::encoding::Decided;
-use super::{normalize, MAX_LEADING_BLANK_ROWS, MAX_ROW_BYTES};
+use super::row::RowView;
+use super::{normalize, MAX_LEADING_ROWS, MAX_ROW_BYTES};
 
 /// Names of the order id column, normalised (see [`normalize`]): `orderNo`, `order_no`,
 /// `Order-ID`, `merchant_uid`, `주문번호`, `주문ID` and so on. Not included: `거래번호`,
@@ -64,12 +63,11 @@ pub const DATE_HEADERS: &[&str] = &[
     "paymentdate",
 ];
 
-/// What is wrong with the header row.
+/// What is wrong with the header row: the first row that names an order id column or an
+/// amount column (or else the first row that is not blank), when no row names both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum HeaderProblem {
-    #[error(
-        "no header row: the file is empty, or its first {MAX_LEADING_BLANK_ROWS} rows are blank"
-    )]
+    #[error("no header row: the file is empty, or its first {MAX_LEADING_ROWS} rows are blank")]
     NoHeader,
     #[error("the header row has neither an order id column nor an amount column")]
     NoOrderIdOrAmountColumn,
@@ -104,12 +102,15 @@ pub struct Column {
 }
 
 impl Header {
-    pub(super) fn find(record: &Record, encoding: Decided) -> Result<Header, HeaderProblem> {
+    /// The header, when `row` names an order id column and an amount column.
+    pub(super) fn find(row: &impl RowView) -> Result<Header, HeaderProblem> {
         let mut order_id = None;
         let mut amount = None;
         let mut date = None;
-        for (index, bytes) in record.fields().enumerate() {
-            let name = encoding.decode_lossy(bytes);
+        for index in 0..row.width() {
+            let Some(name) = row.text(index) else {
+                continue;
+            };
             let normal = normalize(&name);
             let column = || Column {
                 index,
@@ -125,7 +126,7 @@ impl Header {
         }
         match (order_id, amount) {
             (Some(order_id), Some(amount)) => Ok(Header {
-                line: record.line,
+                line: row.line(),
                 order_id,
                 amount,
                 date,

@@ -1,12 +1,14 @@
 //! The PG's settlement file, read as a stream: the header row, then one [`Entry`] per
 //! row — a [`Row`] to reconcile, or a [`Skipped`] row and its reason — and at the end a
 //! [`Summary`]. Lenient about the file's shape, honest about what it left out: every row
-//! after the header is either accepted or skipped with its line number.
+//! is either accepted or skipped with its line number, the rows before the header too.
+//! A CSV file ([`parse`]) or, told apart by its first bytes, an Excel workbook
+//! ([`open`]; see [`workbook`] for how it is read, and **Workbooks** below for its cells).
 //!
 //! ```text
-//! let mut entries = parse(file)?;            // reads up to the header, or NotASettlementFile
+//! let mut entries = open(file, None)?;       // reads up to the header, or a ParseError
 //! for entry in entries.by_ref() {
-//!     match entry? {                         // io::Error: the reader failed; nothing follows
+//!     match entry? {                         // a ParseError: nothing follows
 //!         Entry::Row(row) => …,
 //!         Entry::Skipped(skipped) => …,
 //!     }
@@ -40,14 +42,19 @@
 //! columns are never looked at. The header's names are decoded leniently (an undecodable
 //! name matches nothing).
 //!
-//! **Header.** The first row that is not blank. Each name is normalised by [`normalize`]:
+//! **Header.** The first row that names an order id column and an amount column. Each
+//! name is normalised by [`normalize`]:
 //! lower case; white space, `_` and `-` removed; a trailing `:` and a trailing
 //! parenthesised or bracketed unit dropped (`결제금액(원)`, `Amount [KRW]`). The order id is
 //! the first column whose name is in [`ORDER_ID_HEADERS`], the amount the first in
 //! [`AMOUNT_HEADERS`], and the transaction date — optional — the first in
-//! [`DATE_HEADERS`]; other columns are ignored, in any order. Without either of the first two,
-//! [`ParseError::NotASettlementFile`]. Blank rows before the header are skipped like any
-//! other, up to [`MAX_LEADING_BLANK_ROWS`].
+//! [`DATE_HEADERS`]; other columns are ignored, in any order. The rows before the header —
+//! a report's title, the period it covers (`조회기간: … ~ …`), blank lines — are skipped
+//! and reported like any other (`BEFORE_HEADER`, `BLANK_LINE`), up to [`MAX_LEADING_ROWS`]
+//! of them. Without a header, [`ParseError::NotASettlementFile`], with what the row that
+//! was meant to be it lacks (the first that names either column, or else the first that
+//! is not blank); a quote never closed, or a row too long, before the header refuses the
+//! file as well.
 //!
 //! **Rows.** Each row after the header is checked in this order; the first check that
 //! fails is its [`SkipReason`]:
@@ -62,8 +69,24 @@
 //! 7. the order id empty after trimming white space — `EMPTY_ORDER_ID`;
 //! 8. the amount not a whole number of won ([`parse_amount`]) — `UNPARSABLE_AMOUNT`.
 //!
+//! (A workbook's cells add `INEXACT_NUMBER` and `CELL_ERROR`, below.)
+//!
 //! An accepted row carries its date when the date cell starts with one ([`parse_date`]);
 //! the date is read leniently and never a reason to skip.
+//!
+//! **Workbooks.** The rows of one sheet — the one named, or the first that has a header
+//! — numbered as Excel shows them; a row number the sheet does not hold is a blank row,
+//! as a CSV's empty line. Each cell by the value Excel stores:
+//! - **text** (numbers stored as text too) by the same rules as a CSV's field;
+//! - **numbers** as Excel shows them in the General format — rounded to 15 significant
+//!   digits, so a formula's `1100.0000000000002` is 1100. An amount must then be whole;
+//!   an order id is written in digits without exponent (an id Excel shows as
+//!   `1.23457E+11` is `123456789012`, exact below 10^15); an order id of 10^15 or more
+//!   is skipped as `INEXACT_NUMBER`, because Excel has already rounded away its digits
+//!   after the 15th (store long ids as text);
+//! - **dates** give the date column its day; as an amount, a date is unparsable;
+//! - a formula's **error** (`#N/A`) in the order id or the amount is `CELL_ERROR`;
+//! - a cell not written is empty: a workbook's row is never `SHORT_ROW`.
 //!
 //! Nothing else is judged here: duplicates, negative amounts (refunds) and order ids we do
 //! not know are for reconciliation to decide.
@@ -71,29 +94,33 @@
 mod cells;
 mod csv;
 mod encoding;
+mod entry;
 mod header;
+mod row;
 #[cfg(test)]
 mod tests;
+pub mod workbook;
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::iter::FusedIterator;
 
-use chrono::NaiveDate;
-
 pub use cells::{normalize, parse_amount, parse_date};
-use csv::{CsvReader, Record};
-use encoding::Decided;
+use csv::CsvRows;
+pub use encoding::Encoding;
+pub use entry::{Entry, Field, Row, SkipReason, Skipped};
 pub use header::{Column, Header, HeaderProblem, AMOUNT_HEADERS, DATE_HEADERS, ORDER_ID_HEADERS};
+use row::{classify, find_header, Found, Rows};
+use workbook::{ChannelRows, Kind, WorkbookProblem};
 
 /// The longest row read, in bytes of the file (separators and quotes included). A longer
 /// row is skipped as `ROW_TOO_LONG`; this is what bounds memory.
 pub const MAX_ROW_BYTES: usize = 64 * 1024;
 
-/// The most blank rows accepted before the header row: past them, the file is not a
+/// The most rows accepted before the header row: past them, the file is not a
 /// settlement file (they are held until the header is found, so they are bounded too).
-pub const MAX_LEADING_BLANK_ROWS: usize = 1_000;
+pub const MAX_LEADING_ROWS: usize = 1_000;
 
 /// What marks a summary row, normalised (see [`normalize`]): `합계`, `총 합계`, `총계`,
 /// `소계`, `Total`, `TOTALS`, `Subtotal`, `Sub-total`, `Grand total`.
@@ -116,60 +143,86 @@ const READ_CHUNK: usize = 8 * 1024;
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Reads the header row and returns the rows after it, one at a time.
+/// Reads a CSV file's header row and returns the rows after it, one at a time.
 ///
-/// Fails with [`ParseError::NotASettlementFile`] when the header has no order id or no
-/// amount column (or there is no header at all), and with [`ParseError::Io`] when the
-/// reader does.
+/// Fails with [`ParseError::NotASettlementFile`] when no row names an order id column
+/// and an amount column, and with [`ParseError::Io`] when the reader does.
 pub fn parse<R: Read>(reader: R) -> Result<Entries<R>, ParseError> {
-    let mut csv = CsvReader::new(reader);
-    let mut encoding = if csv.strip_bom()? {
-        Decided::Utf8WithBom
-    } else {
-        Decided::Undecided
-    };
-    let mut record = Record::default();
-    let mut leading_blanks = VecDeque::new();
-    loop {
-        if !csv.read_record(&mut record)? {
-            return Err(HeaderProblem::NoHeader.into());
-        }
-        encoding.decide(&record);
-        if record.unterminated {
-            return Err(HeaderProblem::UnterminatedQuote.into());
-        }
-        if record.too_long {
-            return Err(HeaderProblem::TooLong.into());
-        }
-        if !record.is_blank() {
-            break;
-        }
-        if leading_blanks.len() == MAX_LEADING_BLANK_ROWS {
-            return Err(HeaderProblem::NoHeader.into());
-        }
-        leading_blanks.push_back(record.line);
-    }
-    let header = Header::find(&record, encoding)?;
-    Ok(Entries {
-        csv,
-        record,
-        header,
-        encoding,
-        leading_blanks,
-        rows: 0,
-        skipped: 0,
-        done: false,
-    })
+    let mut rows = CsvRows::new(reader)?;
+    let Found { header, before } = find_header(&mut rows)?;
+    Ok(Entries::new(Source::Csv(rows), header, before))
 }
 
-/// Why a file is refused as a whole.
+/// Reads a settlement file of any kind — a CSV, or an Excel workbook told by its first
+/// bytes — up to its header, and returns the rows after it. `sheet` names a workbook's
+/// sheet; without it, the first sheet that has a header is read.
+///
+/// Fails as [`parse`] does, and with [`ParseError::UnreadableWorkbook`] for a workbook
+/// that cannot be read, or [`ParseError::NoSuchSheet`].
+pub fn open<R>(mut reader: R, sheet: Option<&str>) -> Result<Entries<R>, ParseError>
+where
+    R: Read + Seek + Send + 'static,
+{
+    let mut head = [0; 8];
+    let held = read_head(&mut reader, &mut head)?;
+    reader.seek(SeekFrom::Start(0))?;
+    match Kind::sniff(head.get(..held).unwrap_or_default()) {
+        Some(kind) => {
+            let (rows, Found { header, before }, sheet) = workbook::open(reader, kind, sheet)?;
+            Ok(Entries::new(
+                Source::Workbook { rows, kind, sheet },
+                header,
+                before,
+            ))
+        }
+        None => match sheet {
+            Some(name) => Err(ParseError::NoSuchSheet {
+                name: name.to_owned(),
+                sheets: Vec::new(),
+            }),
+            None => parse(reader),
+        },
+    }
+}
+
+/// Fills `head` as far as the input goes; how much was read.
+fn read_head(reader: &mut impl Read, head: &mut [u8]) -> io::Result<usize> {
+    let mut held = 0;
+    while let Some(free) = head.get_mut(held..).filter(|free| !free.is_empty()) {
+        match reader.read(free) {
+            Ok(0) => break,
+            Ok(read) => held += read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(held)
+}
+
+/// Why a file is refused as a whole, or (a workbook, or the reader, failing part way)
+/// why its rows end.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
-    /// The header row is missing, or lacks the order id or the amount column.
+    /// No row names an order id column and an amount column.
     #[error("not a settlement file: {reason}")]
     NotASettlementFile { reason: HeaderProblem },
+    /// A workbook that cannot be read: encrypted, damaged, too large unpacked.
+    #[error("unreadable workbook: {reason}")]
+    UnreadableWorkbook { reason: WorkbookProblem },
+    /// The sheet asked for is not in the workbook (`sheets`: those it has; none for a
+    /// CSV file).
+    #[error("{}", no_such_sheet(name, sheets))]
+    NoSuchSheet { name: String, sheets: Vec<String> },
     #[error("reading the settlement file: {0}")]
     Io(#[from] io::Error),
+}
+
+fn no_such_sheet(name: &str, sheets: &[String]) -> String {
+    if sheets.is_empty() {
+        format!("no sheet {name:?}: the file is a CSV file, which has no sheets")
+    } else {
+        format!("no sheet {name:?}: the workbook's sheets are {sheets:?}")
+    }
 }
 
 impl From<HeaderProblem> for ParseError {
@@ -178,167 +231,110 @@ impl From<HeaderProblem> for ParseError {
     }
 }
 
-/// One row after the header: accepted or skipped.
+/// What kind of file, and how it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
-    Row(Row),
-    Skipped(Skipped),
+pub enum Format {
+    Csv(Encoding),
+    Workbook { kind: Kind, sheet: String },
 }
 
-/// An accepted row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    /// The physical line (1-based) on which the row starts.
-    pub line: u64,
-    /// The order id, trimmed of white space; never empty.
-    pub order_id: String,
-    /// Whole won; negative for a refund or a correction, as the file says.
-    pub amount: i64,
-    /// The transaction date, when the file has a date column and the row's cell starts
-    /// with a date ([`parse_date`]); a row is never skipped for its date.
-    pub date: Option<NaiveDate>,
-}
-
-/// A skipped row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
-    /// The physical line (1-based) on which the row starts.
-    pub line: u64,
-    pub reason: SkipReason,
-}
-
-/// Why a row was skipped. [`SkipReason::code`] is stable; the text is for people.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SkipReason {
-    /// Every field empty or white space.
-    BlankLine,
-    /// `합계`, `Total` and the like in the first field or the order id field.
-    SummaryRow,
-    /// Fewer fields than it takes to reach both the order id and the amount.
-    ShortRow { fields: usize, needed: usize },
-    /// The order id is empty.
-    EmptyOrderId,
-    /// The amount is not a whole number of won; `value` is its first characters.
-    UnparsableAmount { value: String },
-    /// The order id or the amount is not valid in the file's encoding.
-    Undecodable { field: Field },
-    /// A quote opened in this row is still open at the end of the input.
-    UnterminatedQuote,
-    /// Longer than [`MAX_ROW_BYTES`].
-    RowTooLong,
-}
-
-impl SkipReason {
-    /// The stable code, for counts and for the API.
-    pub fn code(&self) -> &'static str {
+impl Format {
+    /// `CSV`, `XLSX` or `XLS`.
+    pub fn name(&self) -> &'static str {
         match self {
-            SkipReason::BlankLine => "BLANK_LINE",
-            SkipReason::SummaryRow => "SUMMARY_ROW",
-            SkipReason::ShortRow { .. } => "SHORT_ROW",
-            SkipReason::EmptyOrderId => "EMPTY_ORDER_ID",
-            SkipReason::UnparsableAmount { .. } => "UNPARSABLE_AMOUNT",
-            SkipReason::Undecodable { .. } => "UNDECODABLE",
-            SkipReason::UnterminatedQuote => "UNTERMINATED_QUOTE",
-            SkipReason::RowTooLong => "ROW_TOO_LONG",
+            Format::Csv(_) => "CSV",
+            Format::Workbook { kind, .. } => kind.as_str(),
+        }
+    }
+
+    /// A CSV file's encoding.
+    pub fn encoding(&self) -> Option<Encoding> {
+        match self {
+            Format::Csv(encoding) => Some(*encoding),
+            Format::Workbook { .. } => None,
+        }
+    }
+
+    /// The workbook's sheet that was read.
+    pub fn sheet(&self) -> Option<&str> {
+        match self {
+            Format::Csv(_) => None,
+            Format::Workbook { sheet, .. } => Some(sheet),
         }
     }
 }
 
-impl fmt::Display for SkipReason {
+impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SkipReason::BlankLine => f.write_str("blank line"),
-            SkipReason::SummaryRow => f.write_str("summary row"),
-            SkipReason::ShortRow { fields, needed } => {
-                write!(f, "short row: {fields} fields, {needed} needed")
-            }
-            SkipReason::EmptyOrderId => f.write_str("empty order id"),
-            SkipReason::UnparsableAmount { value } => write!(f, "unparsable amount {value:?}"),
-            SkipReason::Undecodable { field } => {
-                write!(f, "the {field} is not valid in the file's encoding")
-            }
-            SkipReason::UnterminatedQuote => f.write_str("a quote is never closed"),
-            SkipReason::RowTooLong => write!(f, "row longer than {MAX_ROW_BYTES} bytes"),
+            Format::Csv(encoding) => write!(f, "CSV in {encoding}"),
+            Format::Workbook { kind, sheet } => write!(f, "{} sheet {sheet:?}", kind.as_str()),
         }
-    }
-}
-
-/// One of the two columns read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    OrderId,
-    Amount,
-}
-
-impl fmt::Display for Field {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Field::OrderId => "order id",
-            Field::Amount => "amount",
-        })
-    }
-}
-
-/// The file's encoding, as detected (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
-    Utf8,
-    Utf8WithBom,
-    Cp949,
-}
-
-impl Encoding {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Encoding::Utf8 => "UTF-8",
-            Encoding::Utf8WithBom => "UTF-8 with BOM",
-            Encoding::Cp949 => "CP949",
-        }
-    }
-}
-
-impl fmt::Display for Encoding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
 /// The counts of a whole file (or, while it is being read, of the entries so far).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     /// Accepted rows.
     pub rows: u64,
-    /// Skipped rows, blank ones included.
+    /// Skipped rows, blank ones and those before the header included.
     pub skipped: u64,
-    pub encoding: Encoding,
+    pub format: Format,
 }
 
-/// The rows after the header, in file order. Each item is an [`Entry`], or the reader's
-/// error, after which the iterator ends. [`Entries::summary`] counts what was yielded.
+/// Where the rows come from.
+enum Source<R> {
+    Csv(CsvRows<R>),
+    Workbook {
+        rows: ChannelRows,
+        kind: Kind,
+        sheet: String,
+    },
+}
+
+/// The rows of a file, the ones before the header first, in file order. Each item is
+/// an [`Entry`], or an error after which the iterator ends. [`Entries::summary`] counts
+/// what was yielded.
 pub struct Entries<R> {
-    csv: CsvReader<R>,
-    record: Record,
+    source: Source<R>,
     header: Header,
-    encoding: Decided,
-    leading_blanks: VecDeque<u64>,
+    before: VecDeque<Skipped>,
     rows: u64,
     skipped: u64,
     done: bool,
 }
 
 impl<R> Entries<R> {
+    fn new(source: Source<R>, header: Header, before: VecDeque<Skipped>) -> Self {
+        Entries {
+            source,
+            header,
+            before,
+            rows: 0,
+            skipped: 0,
+            done: false,
+        }
+    }
+
     pub fn header(&self) -> &Header {
         &self.header
     }
 
-    /// Rows and skipped rows yielded so far, and the encoding: the whole file's once the
-    /// iterator has returned `None`. (Until the first row outside ASCII, the encoding
+    /// Rows and skipped rows yielded so far, and the format: the whole file's once the
+    /// iterator has returned `None`. (Until a CSV's first row outside ASCII, its encoding
     /// reads UTF-8, and may still become CP949.)
     pub fn summary(&self) -> Summary {
         Summary {
             rows: self.rows,
             skipped: self.skipped,
-            encoding: self.encoding.encoding(),
+            format: match &self.source {
+                Source::Csv(rows) => Format::Csv(rows.encoding().encoding()),
+                Source::Workbook { kind, sheet, .. } => Format::Workbook {
+                    kind: *kind,
+                    sheet: sheet.clone(),
+                },
+            },
         }
     }
 
@@ -349,101 +345,33 @@ impl<R> Entries<R> {
         }
         entry
     }
+}
 
-    fn classify(&self) -> Entry {
-        let record = &self.record;
-        match self.read_row() {
-            Ok((order_id, amount)) => Entry::Row(Row {
-                line: record.line,
-                order_id,
-                amount,
-                date: self.read_date(),
-            }),
-            Err(reason) => Entry::Skipped(Skipped {
-                line: record.line,
-                reason,
-            }),
-        }
-    }
-
-    fn read_date(&self) -> Option<NaiveDate> {
-        let column = self.header.date.as_ref()?;
-        let bytes = self.record.field(column.index)?;
-        parse_date(&self.encoding.decode_lossy(bytes))
-    }
-
-    fn read_row(&self) -> Result<(String, i64), SkipReason> {
-        let record = &self.record;
-        if record.unterminated {
-            return Err(SkipReason::UnterminatedQuote);
-        }
-        if record.too_long {
-            return Err(SkipReason::RowTooLong);
-        }
-        if record.is_blank() {
-            return Err(SkipReason::BlankLine);
-        }
-        let order_index = self.header.order_id.index;
-        let amount_index = self.header.amount.index;
-        let is_label = |index| {
-            record.field(index).is_some_and(|bytes| {
-                SUMMARY_LABELS.contains(&normalize(&self.encoding.decode_lossy(bytes)).as_str())
-            })
-        };
-        if is_label(0) || is_label(order_index) {
-            return Err(SkipReason::SummaryRow);
-        }
-        let (Some(order_bytes), Some(amount_bytes)) =
-            (record.field(order_index), record.field(amount_index))
-        else {
-            return Err(SkipReason::ShortRow {
-                fields: record.len(),
-                needed: order_index.max(amount_index) + 1,
-            });
-        };
-        let decode = |bytes, field| {
-            self.encoding
-                .decode(bytes)
-                .ok_or(SkipReason::Undecodable { field })
-        };
-        let order_text = decode(order_bytes, Field::OrderId)?;
-        let amount_text = decode(amount_bytes, Field::Amount)?;
-        let order_id = order_text.trim();
-        if order_id.is_empty() {
-            return Err(SkipReason::EmptyOrderId);
-        }
-        let amount = parse_amount(&amount_text).ok_or_else(|| SkipReason::UnparsableAmount {
-            value: amount_text
-                .trim()
-                .chars()
-                .take(SHOWN_AMOUNT_CHARS)
-                .collect(),
-        })?;
-        Ok((order_id.to_owned(), amount))
+impl<R: Read> Entries<R> {
+    /// The next row after the header, classified; `None` at the end.
+    fn next_row(&mut self) -> Result<Option<Entry>, ParseError> {
+        Ok(match &mut self.source {
+            Source::Csv(rows) => rows.advance()?.then(|| classify(rows.row(), &self.header)),
+            Source::Workbook { rows, .. } => {
+                rows.advance()?.then(|| classify(rows.row(), &self.header))
+            }
+        })
     }
 }
 
 impl<R: Read> Iterator for Entries<R> {
-    type Item = io::Result<Entry>;
+    type Item = Result<Entry, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(line) = self.leading_blanks.pop_front() {
-            let entry = Entry::Skipped(Skipped {
-                line,
-                reason: SkipReason::BlankLine,
-            });
-            return Some(Ok(self.count(entry)));
+        if let Some(skipped) = self.before.pop_front() {
+            return Some(Ok(self.count(Entry::Skipped(skipped))));
         }
         if self.done {
             return None;
         }
-        match self.csv.read_record(&mut self.record) {
-            Ok(true) => {
-                self.encoding.decide(&self.record);
-                let entry = self.classify();
-                Some(Ok(self.count(entry)))
-            }
-            Ok(false) => {
+        match self.next_row() {
+            Ok(Some(entry)) => Some(Ok(self.count(entry))),
+            Ok(None) => {
                 self.done = true;
                 None
             }
@@ -456,3 +384,14 @@ impl<R: Read> Iterator for Entries<R> {
 }
 
 impl<R: Read> FusedIterator for Entries<R> {}
+
+#[cfg(test)]
+impl<R> Entries<R> {
+    /// A CSV's buffers for the row read last: (bytes, field ends).
+    fn held_capacity(&self) -> (usize, usize) {
+        match &self.source {
+            Source::Csv(rows) => rows.held_capacity(),
+            Source::Workbook { .. } => (0, 0),
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Excel workbooks, as PGs' consoles export them: `.xlsx` (Office Open XML) and `.xls`
+//! (BIFF8), read with calamine and told apart from CSV by their first bytes.
+//!
+//! A thread of its own reads the workbook — it owns calamine's reader, which borrows
+//! the workbook — and hands the rows over one at a time through a short channel, so
+//! an `.xlsx` sheet is streamed from its XML and never held whole. The header is
+//! looked for sheet by sheet (or only in the sheet asked for), with the same rule as a
+//! CSV's; the first sheet that has one is read. Dropping the rows stops the thread at
+//! its next row.
+//!
+//! **Memory is bounded before calamine reads anything.** An `.xlsx` is a ZIP archive:
+//! each part is first unpacked into nothing, counting its real size (never trusting
+//! the sizes the archive declares), and the workbook is refused as `UNREADABLE_WORKBOOK`
+//! when the parts calamine holds in memory (shared strings, styles, the workbook) pass
+//! [`MAX_PART_BYTES`] or everything together passes [`MAX_UNPACKED_BYTES`]. An `.xls`
+//! is read whole by calamine, so it may be at most [`MAX_XLS_BYTES`] (the format holds
+//! 65,536 rows; a settlement file of that size is a few megabytes).
+
+mod rows;
+#[cfg(test)]
+mod tests;
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use calamine::{Reader, Xls, XlsError, Xlsx, XlsxError};
+use zip::result::ZipError;
+use zip::ZipArchive;
+
+use super::row::{find_header, Found, Rows};
+use super::{HeaderProblem, ParseError};
+pub(super) use rows::SheetRow;
+use rows::{Gapless, HeldRows, RangeRows, XlsxRows};
+
+/// The most one part of an `.xlsx` that calamine holds in memory may unpack to.
+pub const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most all the parts of an `.xlsx` together may unpack to.
+pub const MAX_UNPACKED_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
+/// The largest `.xls` read.
+pub const MAX_XLS_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Rows handed over ahead of the reader.
+const ROWS_AHEAD: usize = 256;
+
+/// Which kind of workbook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Xlsx,
+    Xls,
+}
+
+impl Kind {
+    /// By the first bytes: a ZIP archive, or an OLE compound file.
+    pub(super) fn sniff(head: &[u8]) -> Option<Kind> {
+        const ZIP: &[u8] = b"PK\x03\x04";
+        const EMPTY_ZIP: &[u8] = b"PK\x05\x06";
+        const COMPOUND_FILE: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+        if head.starts_with(ZIP) || head.starts_with(EMPTY_ZIP) {
+            Some(Kind::Xlsx)
+        } else if head.starts_with(COMPOUND_FILE) {
+            Some(Kind::Xls)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Xlsx => "XLSX",
+            Kind::Xls => "XLS",
+        }
+    }
+}
+
+/// Why a workbook cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkbookProblem {
+    #[error("the workbook is encrypted with a password: save it from Excel without one")]
+    Encrypted,
+    #[error("the workbook is damaged: {0}")]
+    Corrupt(String),
+    #[error("a ZIP archive, but not an Excel workbook (no xl/workbook.xml)")]
+    NotExcel,
+    #[error("the workbook's {part} unpacks to more than {limit} bytes")]
+    TooLarge { part: String, limit: u64 },
+}
+
+impl From<WorkbookProblem> for ParseError {
+    fn from(reason: WorkbookProblem) -> Self {
+        ParseError::UnreadableWorkbook { reason }
+    }
+}
+
+/// What the reading thread hands over.
+enum Message {
+    Found { found: Found, sheet: String },
+    Row(SheetRow),
+    Failed(ParseError),
+}
+
+/// A workbook's rows, from the thread that reads it.
+pub(super) struct ChannelRows {
+    rows: Receiver<Message>,
+    row: SheetRow,
+}
+
+impl Rows for ChannelRows {
+    type Row = SheetRow;
+
+    fn advance(&mut self) -> Result<bool, ParseError> {
+        match self.rows.recv() {
+            Ok(Message::Row(row)) => {
+                self.row = row;
+                Ok(true)
+            }
+            Ok(Message::Failed(error)) => Err(error),
+            Ok(Message::Found { .. }) | Err(_) => Ok(false),
+        }
+    }
+
+    fn row(&self) -> &SheetRow {
+        &self.row
+    }
+}
+
+/// Opens the workbook and finds its header: in `sheet`, or in the first sheet that
+/// has one. Answers the rows after it, the header, and the sheet's name.
+pub(super) fn open<R>(
+    reader: R,
+    kind: Kind,
+    sheet: Option<&str>,
+) -> Result<(ChannelRows, Found, String), ParseError>
+where
+    R: Read + Seek + Send + 'static,
+{
+    let (sender, rows) = sync_channel(ROWS_AHEAD);
+    let sheet = sheet.map(str::to_owned);
+    std::thread::Builder::new()
+        .name("settlement-workbook".into())
+        .spawn(move || {
+            let read = match kind {
+                Kind::Xlsx => read_xlsx(reader, sheet, &sender),
+                Kind::Xls => read_xls(reader, sheet, &sender),
+            };
+            if let Err(error) = read {
+                // The other side may have gone: then nobody is left to tell.
+                let _ = sender.send(Message::Failed(error));
+            }
+        })?;
+    match rows.recv() {
+        Ok(Message::Found { found, sheet }) => Ok((
+            ChannelRows {
+                rows,
+                row: SheetRow::default(),
+            },
+            found,
+            sheet,
+        )),
+        Ok(Message::Failed(error)) => Err(error),
+        Ok(Message::Row(_)) | Err(_) => {
+            Err(io::Error::other("the workbook's reader stopped").into())
+        }
+    }
+}
+
+fn read_xlsx<R: Read + Seek>(
+    mut reader: R,
+    sheet: Option<String>,
+    sender: &SyncSender<Message>,
+) -> Result<(), ParseError> {
+    check_unpacked_sizes(&mut reader)?;
+    let mut workbook = Xlsx::new(reader).map_err(xlsx_problem)?;
+    let mut first_problem = None;
+    for name in chosen_sheets(workbook.sheet_names(), sheet)? {
+        let cells = workbook
+            .worksheet_cells_reader(&name)
+            .map_err(xlsx_problem)?;
+        match send_sheet(Gapless::new(XlsxRows::new(cells)), name, sender) {
+            Err(ParseError::NotASettlementFile { reason }) => {
+                first_problem.get_or_insert(reason);
+            }
+            sent => return sent,
+        }
+    }
+    Err(first_problem.unwrap_or(HeaderProblem::NoHeader).into())
+}
+
+fn read_xls<R: Read + Seek>(
+    mut reader: R,
+    sheet: Option<String>,
+    sender: &SyncSender<Message>,
+) -> Result<(), ParseError> {
+    let length = reader.seek(SeekFrom::End(0))?;
+    if length > MAX_XLS_BYTES {
+        return Err(WorkbookProblem::TooLarge {
+            part: ".xls file".into(),
+            limit: MAX_XLS_BYTES,
+        }
+        .into());
+    }
+    // An encrypted .xlsx is a compound file too: calamine's .xlsx reader knows it.
+    reader.seek(SeekFrom::Start(0))?;
+    if let Err(XlsxError::Password) = Xlsx::new(&mut reader) {
+        return Err(WorkbookProblem::Encrypted.into());
+    }
+    reader.seek(SeekFrom::Start(0))?;
+    let mut workbook = Xls::new(reader).map_err(xls_problem)?;
+    let mut first_problem = None;
+    for name in chosen_sheets(workbook.sheet_names(), sheet)? {
+        let range = workbook.worksheet_range(&name).map_err(xls_problem)?;
+        match send_sheet(Gapless::new(RangeRows::new(range)), name, sender) {
+            Err(ParseError::NotASettlementFile { reason }) => {
+                first_problem.get_or_insert(reason);
+            }
+            sent => return sent,
+        }
+    }
+    Err(first_problem.unwrap_or(HeaderProblem::NoHeader).into())
+}
+
+/// The sheet asked for, or all of them in order.
+fn chosen_sheets(sheets: Vec<String>, asked: Option<String>) -> Result<Vec<String>, ParseError> {
+    match asked {
+        None => Ok(sheets),
+        Some(name) if sheets.contains(&name) => Ok(vec![name]),
+        Some(name) => Err(ParseError::NoSuchSheet { name, sheets }),
+    }
+}
+
+/// Finds the sheet's header and hands over the header and every row after it; stops
+/// quietly when the other side has gone.
+fn send_sheet<H: HeldRows>(
+    mut rows: Gapless<H>,
+    sheet: String,
+    sender: &SyncSender<Message>,
+) -> Result<(), ParseError> {
+    let found = find_header(&mut rows)?;
+    if sender.send(Message::Found { found, sheet }).is_err() {
+        return Ok(());
+    }
+    while rows.advance()? {
+        if sender.send(Message::Row(rows.take_row())).is_err() {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Unpacks every part of the archive into nothing, counting its real size.
+fn check_unpacked_sizes<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
+    let mut archive = ZipArchive::new(&mut *reader).map_err(zip_problem)?;
+    if archive.index_for_name("xl/workbook.xml").is_none() {
+        return Err(WorkbookProblem::NotExcel.into());
+    }
+    let mut total: u64 = 0;
+    for index in 0..archive.len() {
+        let mut part = archive.by_index(index).map_err(zip_problem)?;
+        let name = part.name().map_err(zip_problem)?.into_owned();
+        let streamed = name.starts_with("xl/worksheets/");
+        let left = MAX_UNPACKED_BYTES.saturating_sub(total);
+        let limit = if streamed {
+            left
+        } else {
+            left.min(MAX_PART_BYTES)
+        };
+        let unpacked = io::copy(&mut (&mut part).take(limit + 1), &mut io::sink())
+            .map_err(|error| WorkbookProblem::Corrupt(format!("{name}: {error}")))?;
+        if unpacked > limit {
+            let whole = limit == left;
+            return Err(WorkbookProblem::TooLarge {
+                part: if whole { "contents".into() } else { name },
+                limit: if whole {
+                    MAX_UNPACKED_BYTES
+                } else {
+                    MAX_PART_BYTES
+                },
+            }
+            .into());
+        }
+        total += unpacked;
+    }
+    drop(archive);
+    reader.seek(SeekFrom::Start(0))?;
+    Ok(())
+}
+
+fn zip_problem(error: ZipError) -> ParseError {
+    match error {
+        ZipError::UnsupportedArchive(message) if message.contains("assword") => {
+            WorkbookProblem::Encrypted.into()
+        }
+        ZipError::InvalidPassword => WorkbookProblem::Encrypted.into(),
+        other => WorkbookProblem::Corrupt(other.to_string()).into(),
+    }
+}
+
+fn xlsx_problem(error: XlsxError) -> ParseError {
+    match error {
+        XlsxError::Password => WorkbookProblem::Encrypted.into(),
+        other => WorkbookProblem::Corrupt(other.to_string()).into(),
+    }
+}
+
+fn xls_problem(error: XlsError) -> ParseError {
+    match error {
+        XlsError::Password => WorkbookProblem::Encrypted.into(),
+        other => WorkbookProblem::Corrupt(other.to_string()).into(),
+    }
+}
