@@ -58,6 +58,9 @@ pub struct Faults {
     /// decided yet — a PG whose status lags its processing, so a stalled request can
     /// be approved after it was reported unknown.
     pub pending_visible: bool,
+    /// How long the status query waits before it answers, in any mode: a PG slow to
+    /// say what happened.
+    pub status_delay_ms: u64,
 }
 
 impl Default for Faults {
@@ -72,6 +75,7 @@ impl Default for Faults {
             duration_ms: None,
             callbacks: true,
             pending_visible: true,
+            status_delay_ms: 0,
         }
     }
 }
@@ -177,6 +181,7 @@ mod tests {
                 "durationMs": null,
                 "callbacks": true,
                 "pendingVisible": true,
+                "statusDelayMs": 0,
             })
         );
     }

@@ -188,6 +188,8 @@ pub struct LedgerSnapshot {
     /// Every confirm received: conflicts, rate-limited and unprocessed ones
     /// included.
     pub request_count: usize,
+    /// Every status query received, answered or still held (`statusDelayMs`).
+    pub status_query_count: u64,
     pub requests: Vec<ReceivedRequest>,
     /// Approved charges in decision order; one order may appear more than
     /// once when confirms were not idempotent.
@@ -267,6 +269,8 @@ pub struct Ledger {
     let_through: VecDeque<u64>,
     callbacks: Vec<CallbackRecord>,
     outbox: Vec<Callback>,
+    /// Status queries received, answered or not yet.
+    status_queries: u64,
 }
 
 impl Ledger {
@@ -484,11 +488,17 @@ impl Ledger {
         }
         LedgerSnapshot {
             request_count: self.requests.len(),
+            status_query_count: self.status_queries,
             requests: self.requests.clone(),
             approvals,
             declines,
             callbacks: self.callbacks.clone(),
         }
+    }
+
+    /// Counts a status query as it arrives.
+    pub fn count_status_query(&mut self) {
+        self.status_queries += 1;
     }
 
     /// The index of the order's latest charge.

@@ -162,6 +162,28 @@ async fn payment_lookup_returns_status_and_amount() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_slow_status_query_is_counted_as_it_arrives_and_answers_late() {
+    let router = router();
+    confirm(&router, confirm_body("o-1", "pk-1", 1000)).await;
+    put_faults(&router, json!({ "mode": "NORMAL", "statusDelayMs": 2_000 })).await;
+    let started = tokio::time::Instant::now();
+    let query = get(&router, "/v1/payments/o-1");
+    let counted = async {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        get(&router, "/admin/ledger").await.1["statusQueryCount"].clone()
+    };
+    let ((status, body), counted) = tokio::join!(query, counted);
+    assert_eq!(counted, 1, "counted while it is still held");
+    assert_eq!(
+        (status, &body["status"]),
+        (StatusCode::OK, &json!("APPROVED"))
+    );
+    assert!(started.elapsed() >= std::time::Duration::from_millis(2_000));
+    let invalid = put_faults_raw(&router, r#"{"mode":"NORMAL","statusDelayMs":-1}"#).await;
+    assert_eq!(invalid.0, StatusCode::BAD_REQUEST, "{}", invalid.1);
+}
+
 #[tokio::test]
 async fn payment_lookup_of_unknown_order_is_not_found() {
     let response = get(&router(), "/v1/payments/nope").await;
@@ -196,6 +218,7 @@ async fn admin_ledger_starts_empty() {
         ledger,
         json!({
             "requestCount": 0,
+            "statusQueryCount": 0,
             "requests": [],
             "approvals": [],
             "declines": [],
@@ -300,6 +323,7 @@ fn default_faults() -> Value {
         "durationMs": null,
         "callbacks": true,
         "pendingVisible": true,
+        "statusDelayMs": 0,
     })
 }
 
@@ -322,6 +346,7 @@ async fn put_faults_answers_the_full_setting_and_get_reports_it() {
         "idempotent": false,
         "callbacks": false,
         "pendingVisible": false,
+        "statusDelayMs": 1500,
     });
     let answer = put_faults(&router, all).await;
     let expected = json!({
@@ -334,6 +359,7 @@ async fn put_faults_answers_the_full_setting_and_get_reports_it() {
         "durationMs": null,
         "callbacks": false,
         "pendingVisible": false,
+        "statusDelayMs": 1500,
     });
     assert_eq!(answer, expected);
     assert_eq!(get(&router, "/admin/faults").await.1, expected);

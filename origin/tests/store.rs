@@ -18,7 +18,7 @@ use origin::settlement::queue::{ItemStatus, Resolution, CLOSED_BY_A_MATCH};
 use origin::settlement::reconcile::{Category, Finding};
 use origin::store::postgres::MAX_CONNECTIONS;
 use origin::store::{
-    self, Claimed, EventSpec, IdempotencyClaim, NewPayment, Outcome, PaymentStatus, Store,
+    self, Claimed, EventSpec, IdempotencyClaim, Lease, NewPayment, Outcome, PaymentStatus, Store,
     StoreError, StoredResponse, User,
 };
 use sqlx::{Connection as _, PgConnection};
@@ -83,6 +83,7 @@ on_both_stores!(
     a_payment_is_found_by_id_and_by_order_id_whoever_owns_it,
     payments_with_a_status_are_listed_oldest_first,
     recovery_claims_due_unsettled_payments_once_per_lease,
+    a_recovery_lease_is_renewed_only_by_its_holder_before_it_runs_out,
     recovery_records_its_decision_on_unsettled_payments_only,
     an_event_sells_its_stock_and_a_failure_gives_a_unit_back,
     a_late_approval_is_refund_due_until_refunded,
@@ -691,6 +692,14 @@ async fn the_queue_takes_findings_by_the_thousand_and_lists_them_in_pages(store:
     assert_eq!(listed, orders);
 }
 
+/// A recovery lease of the test's one holder, until `until_ms`.
+fn lease(until_ms: i64) -> Lease<'static> {
+    Lease {
+        holder: "holder-a",
+        until_ms,
+    }
+}
+
 fn ids(payments: &[origin::store::Payment]) -> Vec<i64> {
     payments.iter().map(|p| p.payment_id).collect()
 }
@@ -710,12 +719,12 @@ async fn recovery_claims_due_unsettled_payments_once_per_lease(store: &dyn Store
     // PENDING counts only when created before `pending_before_ms`: younger, its
     // confirm may still be running.
     let claimed = store
-        .claim_for_recovery(10_000, 2_000, 20_000, 10)
+        .claim_for_recovery(10_000, 2_000, lease(20_000), 10)
         .await
         .unwrap();
     assert_eq!(ids(&claimed), [unknown, stale]);
     let again = store
-        .claim_for_recovery(10_001, 9_000, 20_000, 10)
+        .claim_for_recovery(10_001, 9_000, lease(20_000), 10)
         .await
         .unwrap();
     assert_eq!(
@@ -724,24 +733,89 @@ async fn recovery_claims_due_unsettled_payments_once_per_lease(store: &dyn Store
         "leased payments are not claimed again; the young one, older now, is"
     );
     let after_lease = store
-        .claim_for_recovery(20_000, 2_000, 30_000, 1)
+        .claim_for_recovery(20_000, 2_000, lease(30_000), 1)
         .await
         .unwrap();
     assert_eq!(ids(&after_lease), [unknown], "a page holds at most `limit`");
     assert_eq!(
         ids(&store
-            .claim_for_recovery(20_000, 2_000, 30_000, 10)
+            .claim_for_recovery(20_000, 2_000, lease(30_000), 10)
             .await
             .unwrap()),
         [stale]
     );
 }
 
+async fn a_recovery_lease_is_renewed_only_by_its_holder_before_it_runs_out(store: &dyn Store) {
+    let [a, b, c] = [
+        payment_at(store, "o-1", 1_000, Some(Outcome::Unknown)).await,
+        payment_at(store, "o-2", 1_000, Some(Outcome::Unknown)).await,
+        payment_at(store, "o-3", 1_000, Some(Outcome::Unknown)).await,
+    ];
+    let claimed = store
+        .claim_for_recovery(10_000, 2_000, lease(13_000), 2)
+        .await
+        .unwrap();
+    assert_eq!(ids(&claimed), [a, b]);
+    // Renewed in time: still held past the first lease's end.
+    let renewed = store
+        .renew_recovery_leases(&[a, b, c], lease(16_000), 12_000)
+        .await
+        .unwrap();
+    assert_eq!(sorted(renewed), [a, b], "c was never held");
+    assert!(store
+        .claim_for_recovery(14_000, 2_000, lease(20_000), 1)
+        .await
+        .unwrap()
+        .iter()
+        .all(|payment| payment.payment_id == c));
+    // Another holder renews nothing of ours; a lease that ran out is not renewed.
+    let other = Lease {
+        holder: "holder-b",
+        until_ms: 30_000,
+    };
+    assert!(store
+        .renew_recovery_leases(&[a, b], other, 15_000)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .renew_recovery_leases(&[a, b], lease(30_000), 16_000)
+        .await
+        .unwrap()
+        .is_empty());
+    // Run out, they are anyone's: another holder claims them and keeps them.
+    let taken = store
+        .claim_for_recovery(16_000, 2_000, other, 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(&taken), [a, b]);
+    assert!(store
+        .renew_recovery_leases(&[a, b], lease(30_000), 17_000)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        sorted(
+            store
+                .renew_recovery_leases(&[a, b], other, 17_000)
+                .await
+                .unwrap()
+        ),
+        [a, b]
+    );
+}
+
+fn sorted(mut ids: Vec<i64>) -> Vec<i64> {
+    ids.sort_unstable();
+    ids
+}
+
 async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn Store) {
     let first = payment_at(store, "o-1", 1_000, None).await;
     let second = payment_at(store, "o-2", 1_000, Some(Outcome::Unknown)).await;
     let claimed = store
-        .claim_for_recovery(10_000, 2_000, 100_000, 10)
+        .claim_for_recovery(10_000, 2_000, lease(100_000), 10)
         .await
         .unwrap();
     assert_eq!(ids(&claimed), [first, second]);
@@ -774,12 +848,12 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
     assert_eq!(asked_later.updated_at, 10_001);
     // Its lease ended with the record; it is due again at its next attempt only.
     assert!(store
-        .claim_for_recovery(49_999, 2_000, 100_000, 10)
+        .claim_for_recovery(49_999, 2_000, lease(100_000), 10)
         .await
         .unwrap()
         .is_empty());
     let due = store
-        .claim_for_recovery(50_000, 2_000, 100_000, 10)
+        .claim_for_recovery(50_000, 2_000, lease(100_000), 10)
         .await
         .unwrap();
     assert_eq!(ids(&due), [first]);
@@ -936,7 +1010,10 @@ async fn a_late_approval_is_refund_due_until_refunded(store: &dyn Store) {
     };
     store.record_outcome(id, failed, 2).await.unwrap();
     assert!(store.mark_refund_due(id, 10, 3).await.unwrap());
-    let due = store.claim_for_recovery(10, 0, 100, 10).await.unwrap();
+    let due = store
+        .claim_for_recovery(10, 0, lease(100), 10)
+        .await
+        .unwrap();
     assert_eq!(ids(&due), [id]);
     assert!(due[0].recovery.refund_due);
     let refunded = store
@@ -947,7 +1024,7 @@ async fn a_late_approval_is_refund_due_until_refunded(store: &dyn Store) {
     assert_eq!(refunded.status, PaymentStatus::Refunded);
     assert_eq!(refunded.recovery.flag.as_deref(), Some("cancelled"));
     assert!(store
-        .claim_for_recovery(1_000, 0, 2_000, 10)
+        .claim_for_recovery(1_000, 0, lease(2_000), 10)
         .await
         .unwrap()
         .is_empty());
@@ -1082,14 +1159,14 @@ async fn two_instances_never_claim_one_payment_for_recovery_at_once() {
         }
         let pages = race(&instances, 4, |store| async move {
             store
-                .claim_for_recovery(10_000, 2_000, 100_000, 3)
+                .claim_for_recovery(10_000, 2_000, lease(100_000), 3)
                 .await
                 .unwrap()
         })
         .await;
         let mut claimed: Vec<i64> = pages.iter().flat_map(|page| ids(page)).collect();
         let rest = instances[1]
-            .claim_for_recovery(10_000, 2_000, 100_000, 100)
+            .claim_for_recovery(10_000, 2_000, lease(100_000), 100)
             .await
             .unwrap();
         claimed.extend(ids(&rest));

@@ -27,6 +27,7 @@ pub(super) struct FaultsBody {
     duration_ms: Option<i64>,
     callbacks: Option<bool>,
     pending_visible: Option<bool>,
+    status_delay_ms: Option<i64>,
 }
 
 impl TryFrom<FaultsBody> for Faults {
@@ -85,6 +86,11 @@ impl TryFrom<FaultsBody> for Faults {
             duration_ms,
             callbacks: body.callbacks.unwrap_or(defaults.callbacks),
             pending_visible: body.pending_visible.unwrap_or(defaults.pending_visible),
+            status_delay_ms: body
+                .status_delay_ms
+                .map_or(Ok(defaults.status_delay_ms), |delay| {
+                    millis("statusDelayMs", delay, 0)
+                })?,
         })
     }
 }

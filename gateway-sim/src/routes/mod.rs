@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 use crate::error::ApiError;
 use crate::faults::FaultMode;
 use crate::ledger::{
-    CancelOutcome, Cancelling, ConfirmOutcome, ConfirmRequest, Confirmation, OrderStatus,
+    CancelOutcome, Cancelling, ConfirmOutcome, ConfirmRequest, Confirmation, Ledger, OrderStatus,
     PaymentView, Processing, RateLimited, Received,
 };
 use crate::server::ConnectionHandle;
@@ -253,7 +253,12 @@ async fn payment(
     order_id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<PaymentView>, ApiError> {
     let Path(order_id) = order_id?;
-    let pending_visible = state.faults().pending_visible;
+    let faults = state.faults();
+    state.with_ledger(Ledger::count_status_query);
+    if faults.status_delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(faults.status_delay_ms)).await;
+    }
+    let pending_visible = faults.pending_visible;
     state
         .with_ledger(|ledger| ledger.payment(&order_id))
         .filter(|view| pending_visible || view.status != OrderStatus::Pending)

@@ -18,6 +18,7 @@
 //! PG cannot cancel now, the job retries it every cycle until it can.
 
 pub mod decide;
+mod lease;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,9 +31,10 @@ use crate::gateway::{CancelAnswer, GatewayClient};
 use crate::guard::PgGuard;
 use crate::metrics::Metrics;
 use crate::store::transient::retry_transient;
-use crate::store::{Payment, PaymentStatus, Store, StoreError};
+use crate::store::{Lease, Payment, PaymentStatus, Store, StoreError};
 use crate::supervisor::{self, Heartbeat};
 use decide::{decide, Decision, PgView, RecoveryConfig, Subject};
+use lease::{Held, Renewer};
 
 /// Payments claimed at a time.
 const PAGE: u32 = 100;
@@ -41,9 +43,9 @@ const PAGE: u32 = 100;
 /// bounds it again).
 const CONCURRENCY: usize = 16;
 
-/// How long a claim keeps other instances off a payment: far above a page's worth of
-/// PG questions at the timeout.
-const LEASE: Duration = Duration::from_secs(120);
+/// The longest a healthy cycle takes (many pages, a slow PG): past this and three
+/// intervals without one completed, the process is not ready.
+const LONGEST_CYCLE: Duration = Duration::from_secs(120);
 
 /// What one cycle did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -92,6 +94,8 @@ pub struct Recovery {
     config: RecoveryConfig,
     /// When a cycle of [`Recovery::run_every_interval`] last completed.
     heartbeat: Arc<Heartbeat>,
+    /// This recovery's name on the leases it takes (`lease.rs`).
+    holder: String,
 }
 
 impl Recovery {
@@ -109,14 +113,20 @@ impl Recovery {
             metrics,
             config,
             heartbeat: Arc::new(Heartbeat::new(now_ms())),
+            holder: lease::new_holder(),
         }
     }
 
-    /// Whether the loop has completed a cycle within three intervals and a lease: a
-    /// cycle may run long, but not that long (`/readyz`).
+    /// Whether the loop has completed a cycle within three intervals and the longest a
+    /// cycle takes: a cycle may run long, but not that long (`/readyz`).
     pub fn ready(&self, now_ms: i64) -> bool {
-        let bound = 3 * self.config.interval.as_millis() as i64 + LEASE.as_millis() as i64;
+        let bound = 3 * self.config.interval.as_millis() as i64 + LONGEST_CYCLE.as_millis() as i64;
         self.heartbeat.fresh(now_ms, bound)
+    }
+
+    /// How long this recovery's leases last: a few of its PG timeouts.
+    fn lease_length(&self) -> Duration {
+        lease::length(self.guard.config().timeout)
     }
 
     pub fn guard(&self) -> &PgGuard {
@@ -144,19 +154,26 @@ impl Recovery {
     }
 
     /// One cycle: every payment due now, page by page, until none is left or the PG
-    /// cannot be asked.
+    /// cannot be asked. Each page is leased while it is worked on (`lease.rs`).
     pub async fn run_cycle(&self) -> CycleReport {
         let started = Instant::now();
         let mut report = CycleReport::default();
+        let length = self.lease_length();
+        let renewer = Renewer {
+            store: self.store.as_ref(),
+            metrics: &self.metrics,
+            holder: &self.holder,
+            length,
+        };
         loop {
             let now = now_ms();
+            let lease = Lease {
+                holder: &self.holder,
+                until_ms: now + length.as_millis() as i64,
+            };
             let claimed = retry_transient(&self.metrics, "claim_for_recovery", || {
-                self.store.claim_for_recovery(
-                    now,
-                    now - self.config.min_age_ms,
-                    now + LEASE.as_millis() as i64,
-                    PAGE,
-                )
+                self.store
+                    .claim_for_recovery(now, now - self.config.min_age_ms, lease, PAGE)
             })
             .await;
             let page = match claimed {
@@ -168,13 +185,14 @@ impl Recovery {
                 }
             };
             let last_page = page.len() < PAGE as usize;
-            let results: Vec<_> = futures_util::stream::iter(page)
-                .map(|payment| self.recover(payment))
+            let held = Held::new(page.iter().map(|p| p.payment_id), lease.until_ms);
+            let work = futures_util::stream::iter(page)
+                .map(|payment| self.recover_held(payment, &held))
                 .buffer_unordered(CONCURRENCY)
-                .collect()
-                .await;
+                .collect::<Vec<_>>();
+            let results = renewer.renewing(&held, work).await;
             let mut pg_away = false;
-            for result in results {
+            for result in results.into_iter().flatten() {
                 report.examined += 1;
                 match result {
                     Ok((applied, asked)) => {
@@ -198,6 +216,22 @@ impl Recovery {
         report.took_ms = started.elapsed().as_millis() as u64;
         self.metrics.recovery_cycle(&report);
         report
+    }
+
+    /// [`Recovery::recover`] while the payment's lease is still this recovery's; `None`
+    /// (not asked) once it was lost. The lease ends with the record.
+    async fn recover_held(
+        &self,
+        payment: Payment,
+        held: &Held,
+    ) -> Option<Result<(Applied, bool), StoreError>> {
+        let payment_id = payment.payment_id;
+        if !held.holds(payment_id, now_ms()) {
+            return None;
+        }
+        let recovered = self.recover(payment).await;
+        held.release(payment_id);
+        Some(recovered)
     }
 
     /// Asks the PG about one claimed payment and records the decision. The flag says

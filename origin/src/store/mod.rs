@@ -147,6 +147,13 @@ pub struct User {
     pub password_hash: String,
 }
 
+/// A recovery lease: who holds it (a token of one recovery's life), and until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease<'a> {
+    pub holder: &'a str,
+    pub until_ms: i64,
+}
+
 /// An Idempotency-Key claim: who, which key, and what request it was first used for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotencyClaim {
@@ -284,16 +291,26 @@ pub trait Store: Send + Sync + 'static {
 
     /// Claims up to `limit` payments due for recovery — UNKNOWN ones, PENDING ones
     /// created before `pending_before_ms` (a confirm that died), and FAILED ones with a
-    /// refund due — whose next attempt is
-    /// due at `now_ms` and that no other recovery holds, oldest due first; each is
-    /// leased until `lease_until_ms`. Concurrent claims never return the same payment.
+    /// refund due — whose next attempt is due at `now_ms` and whose lease (if any) has
+    /// run out, oldest due first; each is leased to `lease`. Concurrent claims never
+    /// return the same payment.
     async fn claim_for_recovery(
         &self,
         now_ms: i64,
         pending_before_ms: i64,
-        lease_until_ms: i64,
+        lease: Lease<'_>,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError>;
+
+    /// Extends to `lease.until_ms` the leases `lease.holder` still holds at `now_ms`
+    /// among `payment_ids`; answers the ids still held. A lease that ran out, or that
+    /// another holder took since, is not renewed.
+    async fn renew_recovery_leases(
+        &self,
+        payment_ids: &[i64],
+        lease: Lease<'_>,
+        now_ms: i64,
+    ) -> Result<Vec<i64>, StoreError>;
 
     /// Records what recovery decided and ends its lease, if the payment is still
     /// PENDING or UNKNOWN; `None` when it was settled meanwhile. A payment asked about

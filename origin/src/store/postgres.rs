@@ -15,8 +15,8 @@ use super::statements::{
     ROWS_PER_STATEMENT,
 };
 use super::{
-    Claimed, EventSpec, EventView, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus,
-    Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
+    Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome, Payment,
+    PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
 use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
 use crate::recovery::decide::{Decision, RecoveryState};
@@ -340,7 +340,7 @@ impl Store for PgStore {
         &self,
         now_ms: i64,
         pending_before_ms: i64,
-        lease_until_ms: i64,
+        lease: Lease<'_>,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
         // One statement. The candidates are locked as they are chosen, and a row another
@@ -348,7 +348,8 @@ impl Store for PgStore {
         // take one payment twice (a row leased meanwhile no longer matches, as the lock
         // re-reads it).
         let sql = format!(
-            "UPDATE payments SET recovery_lease_until = $1 WHERE id IN (\
+            "UPDATE payments SET recovery_lease_until = $1, recovery_lease_holder = $5 \
+             WHERE id IN (\
                SELECT id FROM payments \
                WHERE (status IN ('PENDING', 'UNKNOWN') OR refund_due = 1) \
                AND next_recovery_at <= $2 AND recovery_lease_until <= $2 \
@@ -357,10 +358,11 @@ impl Store for PgStore {
              RETURNING {PAYMENT_COLUMNS}"
         );
         let rows = sqlx::query(&sql)
-            .bind(lease_until_ms)
+            .bind(lease.until_ms)
             .bind(now_ms)
             .bind(pending_before_ms)
             .bind(i64::from(limit))
+            .bind(lease.holder)
             .fetch_all(&self.pool)
             .await?;
         let mut claimed = rows
@@ -370,6 +372,28 @@ impl Store for PgStore {
         // RETURNING keeps no order: oldest due first, as chosen.
         claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
         Ok(claimed)
+    }
+
+    async fn renew_recovery_leases(
+        &self,
+        payment_ids: &[i64],
+        lease: Lease<'_>,
+        now_ms: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let rows = sqlx::query(
+            "UPDATE payments SET recovery_lease_until = $1 \
+             WHERE recovery_lease_holder = $2 AND recovery_lease_until > $3 AND id = ANY($4) \
+             RETURNING id",
+        )
+        .bind(lease.until_ms)
+        .bind(lease.holder)
+        .bind(now_ms)
+        .bind(payment_ids)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| row.try_get("id").map_err(StoreError::from))
+            .collect()
     }
 
     async fn record_recovery(

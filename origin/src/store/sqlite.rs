@@ -13,8 +13,8 @@ use super::statements::{
     ROWS_PER_STATEMENT,
 };
 use super::{
-    Claimed, EventSpec, EventView, IdempotencyClaim, NewPayment, Outcome, Payment, PaymentStatus,
-    Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
+    Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome, Payment,
+    PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
 use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
 use crate::recovery::decide::{Decision, RecoveryState};
@@ -324,13 +324,14 @@ impl Store for SqliteStore {
         &self,
         now_ms: i64,
         pending_before_ms: i64,
-        lease_until_ms: i64,
+        lease: Lease<'_>,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
         // One statement: SQLite runs it under the database's single write lock, so two
         // claims cannot take the same payment.
         let sql = format!(
-            "UPDATE payments SET recovery_lease_until = ? WHERE id IN (\
+            "UPDATE payments SET recovery_lease_until = ?, recovery_lease_holder = ? \
+             WHERE id IN (\
                SELECT id FROM payments \
                WHERE (status IN ('PENDING', 'UNKNOWN') OR refund_due = 1) \
                AND next_recovery_at <= ? AND recovery_lease_until <= ? \
@@ -339,7 +340,8 @@ impl Store for SqliteStore {
              RETURNING {PAYMENT_COLUMNS}"
         );
         let rows = sqlx::query(&sql)
-            .bind(lease_until_ms)
+            .bind(lease.until_ms)
+            .bind(lease.holder)
             .bind(now_ms)
             .bind(now_ms)
             .bind(pending_before_ms)
@@ -347,6 +349,31 @@ impl Store for SqliteStore {
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|row| self.payment_from_row(row)).collect()
+    }
+
+    async fn renew_recovery_leases(
+        &self,
+        payment_ids: &[i64],
+        lease: Lease<'_>,
+        now_ms: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let ids = serde_json::to_string(payment_ids)
+            .map_err(|err| StoreError::Database(sqlx::Error::Encode(Box::new(err))))?;
+        let rows = sqlx::query(
+            "UPDATE payments SET recovery_lease_until = ? \
+             WHERE recovery_lease_holder = ? AND recovery_lease_until > ? \
+               AND id IN (SELECT value FROM json_each(?)) \
+             RETURNING id",
+        )
+        .bind(lease.until_ms)
+        .bind(lease.holder)
+        .bind(now_ms)
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| row.try_get("id").map_err(StoreError::from))
+            .collect()
     }
 
     async fn record_recovery(
