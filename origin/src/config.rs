@@ -164,6 +164,7 @@ impl OriginConfig {
             breaker: breaker_enabled.then_some(breaker),
             limiter: limiter(get("LIMITER"), get("LIMITER_RATE"))?,
         };
+        let recovery_interval = millis("RECOVERY_INTERVAL_MS", 30_000, 100)?;
         Ok(Self {
             cipher: FieldCipher::from_env(&lookup)?,
             listen: address("ORIGIN_LISTEN", "127.0.0.1:8080")?,
@@ -177,7 +178,10 @@ impl OriginConfig {
             operator_token,
             callback_secret: callback_secret.map(String::into_bytes),
             recovery: RecoveryConfig {
-                interval: millis("RECOVERY_INTERVAL_MS", 30_000, 100)?,
+                interval: recovery_interval,
+                // Asked again at the next cycle, then less and less often; never first
+                // waiting longer than the SPEC's 30 s.
+                backoff_base_ms: recovery_interval.min(Duration::from_secs(30)).as_millis() as i64,
                 min_age_ms: millis("RECOVERY_MIN_AGE_MS", 30_000, 0)?.as_millis() as i64,
                 max_age_ms: number(
                     "RECOVERY_MAX_AGE_MS",
@@ -266,6 +270,25 @@ mod tests {
         assert_eq!(config.operator_token, None);
         assert!(config.database_url.starts_with("sqlite://"));
         assert_eq!(config.cipher.current_version(), 1);
+    }
+
+    #[test]
+    fn recovery_asks_a_still_processing_pg_again_after_one_interval() {
+        let defaults = config(&[("EDGE_SIGNING_SECRET", SECRET)]).unwrap();
+        assert_eq!(defaults.recovery.interval, Duration::from_secs(30));
+        assert_eq!(defaults.recovery.backoff_base_ms, 30_000);
+        let fast = config(&[
+            ("EDGE_SIGNING_SECRET", SECRET),
+            ("RECOVERY_INTERVAL_MS", "2000"),
+        ])
+        .unwrap();
+        assert_eq!(fast.recovery.backoff_base_ms, 2_000);
+        let rare = config(&[
+            ("EDGE_SIGNING_SECRET", SECRET),
+            ("RECOVERY_INTERVAL_MS", "3600000"),
+        ])
+        .unwrap();
+        assert_eq!(rare.recovery.backoff_base_ms, 30_000);
     }
 
     #[test]

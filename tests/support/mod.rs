@@ -629,6 +629,25 @@ impl System {
             .expect("text")
     }
 
+    /// Every payment the origin at `base` holds, by order id, as operators list them.
+    pub async fn payments_at(
+        &self,
+        base: &str,
+    ) -> std::collections::BTreeMap<String, serde_json::Value> {
+        let mut all = std::collections::BTreeMap::new();
+        for status in ["PENDING", "APPROVED", "FAILED", "UNKNOWN"] {
+            let listed = self
+                .operator_get_at(base, &format!("/admin/payments?status={status}&limit=1000"))
+                .await;
+            for payment in listed["payments"].as_array().into_iter().flatten() {
+                if let Some(order_id) = payment["orderId"].as_str() {
+                    all.insert(order_id.to_owned(), payment.clone());
+                }
+            }
+        }
+        all
+    }
+
     /// The simulator's ledger.
     pub async fn ledger(&self) -> serde_json::Value {
         self.http

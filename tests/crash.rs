@@ -1,0 +1,393 @@
+//! Crash safety, with the origin and the simulator as real processes: the origin killed
+//! with SIGKILL mid-flight, in each phase of a call, and while a recovery page is
+//! claimed — every payment ends as the PG says, none is charged twice, none is lost,
+//! and after a restart the recovery loop gets there by itself within 30 s.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use support::{order_body, Killer, System};
+
+async fn run_recovery(system: &System) -> Value {
+    system.run_recovery_at(&system.origin).await
+}
+
+async fn payments(system: &System) -> BTreeMap<String, Value> {
+    system.payments_at(&system.origin).await
+}
+
+/// What the simulator charged, by order: (approved, charges for it).
+async fn charges(system: &System) -> BTreeMap<String, u64> {
+    let ledger = system.ledger().await;
+    let mut charges = BTreeMap::new();
+    for approval in ledger["approvals"].as_array().expect("approvals") {
+        let order_id = approval["orderId"].as_str().expect("an order").to_owned();
+        *charges.entry(order_id).or_default() += 1;
+    }
+    charges
+}
+
+#[tokio::test]
+async fn a_kill_9_during_each_phase_of_the_call_converges_to_the_pgs_truth() {
+    let mut system = System::backend(&[
+        ("GATEWAY_TIMEOUT_MS", "2000"),
+        ("RECOVERY_INTERVAL_MS", "3600000"),
+        ("RECOVERY_MIN_AGE_MS", "0"),
+    ])
+    .await;
+    // Approved by the PG, the answer held: the origin dies before its TX 2.
+    system
+        .set_faults(json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 30_000}))
+        .await;
+    let approved_order = order_body("o-approved");
+    let approved = system.try_confirm_at_origin("user-1", Some("k-1"), &approved_order);
+    // Received by the PG, never processed: the origin dies during the call.
+    let held = async {
+        wait_for_requests(&system, 1).await;
+        system
+            .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 30_000}))
+            .await;
+        system
+            .try_confirm_at_origin("user-1", Some("k-2"), &order_body("o-held"))
+            .await
+    };
+    let kill = async {
+        wait_for_requests(&system, 2).await;
+        system.killer("origin").kill();
+    };
+    let (approved, held, ()) = tokio::join!(approved, held, kill);
+    assert!(
+        approved.is_err() && held.is_err(),
+        "both were cut off by the kill"
+    );
+
+    system.restart_origin().await;
+    system.set_faults(json!({"mode": "NORMAL"})).await;
+    // NOT_FOUND answers count 4 s (twice the PG timeout) apart.
+    for _ in 0..3 {
+        run_recovery(&system).await;
+        tokio::time::sleep(Duration::from_millis(4_100)).await;
+    }
+    let held = payments(&system).await;
+    assert_eq!(held["o-approved"]["status"], "APPROVED");
+    assert_eq!(
+        (
+            held["o-held"]["status"].as_str(),
+            held["o-held"]["failureReason"].as_str()
+        ),
+        (Some("FAILED"), Some("NOT_FOUND_AT_PG"))
+    );
+    assert_eq!(
+        charges(&system).await.into_keys().collect::<Vec<_>>(),
+        ["o-approved"]
+    );
+}
+
+/// Waits until the simulator has received `count` confirms.
+async fn wait_for_requests(system: &System, count: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while system.ledger().await["requestCount"].as_u64() < Some(count) {
+        assert!(
+            Instant::now() < deadline,
+            "the PG never got {count} confirms"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A slow PG: each confirm answered after 300 ms to 1.5 s.
+fn slow_pg() -> Value {
+    json!({"mode": "DELAY", "delayMs": 300, "jitterMs": 1_200})
+}
+
+/// The chaos run: the PG as `faults` says; 300 confirms, 5 ms apart, spread over
+/// `targets`; the instance `victim` killed with SIGKILL once 10 have been answered.
+/// Returns the orders sent and those the origin answered with a payment.
+async fn confirms_with_a_kill(
+    system: &System,
+    faults: Value,
+    targets: &[String],
+    victim: Killer,
+    event_id: Option<&str>,
+) -> (Vec<String>, BTreeSet<String>) {
+    system.set_faults(faults).await;
+    let orders: Vec<String> = (0..300).map(|n| format!("o-{n}")).collect();
+    let answered_so_far = AtomicUsize::new(0);
+    let answered_so_far = &answered_so_far;
+    let sent = futures_util::future::join_all(orders.iter().enumerate().map(|(n, order_id)| {
+        let target = &targets[n % targets.len()];
+        async move {
+            tokio::time::sleep(Duration::from_millis(n as u64 * 5)).await;
+            let key = format!("key-{order_id}");
+            let mut body: Value = serde_json::from_str(&order_body(order_id)).expect("JSON");
+            if let Some(event_id) = event_id {
+                body["eventId"] = json!(event_id);
+            }
+            let body = body.to_string();
+            // A payment exists once the origin answers 201 or 202; a 409 (sold out)
+            // or a 503 (shed) made none.
+            let made = system
+                .try_confirm_at(target, "user-1", Some(&key), &body)
+                .await
+                .is_ok_and(|answer| {
+                    matches!(answer.status(), StatusCode::CREATED | StatusCode::ACCEPTED)
+                });
+            if made {
+                answered_so_far.fetch_add(1, Ordering::SeqCst);
+            }
+            made
+        }
+    }));
+    let kill = async {
+        // Mid-flight whatever the machine's pace: once a few are answered.
+        while answered_so_far.load(Ordering::SeqCst) < 10 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        victim.kill();
+    };
+    let (answers, ()) = tokio::join!(sent, kill);
+    let answered: BTreeSet<String> = answers
+        .iter()
+        .zip(&orders)
+        .filter(|(made, _)| **made)
+        .map(|(_, order_id)| order_id.clone())
+        .collect();
+    assert!(
+        !answered.is_empty() && answered.len() < orders.len(),
+        "the kill landed mid-flight: {} answered",
+        answered.len()
+    );
+    (orders, answered)
+}
+
+/// Whether every payment `held` is APPROVED or FAILED.
+fn all_settled(held: &BTreeMap<String, Value>) -> bool {
+    held.values()
+        .all(|p| p["status"] == "APPROVED" || p["status"] == "FAILED")
+}
+
+/// Runs recovery at `base` until every payment is settled, then checks that the origin
+/// and the PG agree ([`agree`]).
+async fn recover_and_agree(
+    system: &System,
+    base: &str,
+    orders: &[String],
+    answered: &BTreeSet<String>,
+) {
+    system.set_faults(json!({"mode": "NORMAL"})).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        system.run_recovery_at(base).await;
+        if all_settled(&system.payments_at(base).await) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "payments still unsettled");
+    }
+    agree(system, base, orders, answered).await;
+}
+
+/// Waits, asking nothing of the origin at `base`, until its own recovery loop has
+/// settled every payment and it agrees with the PG ([`agree`]); at most
+/// [`CONVERGED_WITHIN`] after `restarted`. Answers how long it took.
+async fn settles_by_itself(
+    system: &System,
+    base: &str,
+    orders: &[String],
+    answered: &BTreeSet<String>,
+    restarted: Instant,
+) -> Duration {
+    loop {
+        let held = system.payments_at(base).await;
+        if all_settled(&held) && held.len() >= answered.len() {
+            break;
+        }
+        let unsettled: Vec<_> = held
+            .iter()
+            .filter(|(_, p)| !(p["status"] == "APPROVED" || p["status"] == "FAILED"))
+            .map(|(order_id, p)| format!("{order_id} {}", p["status"]))
+            .collect();
+        assert!(
+            restarted.elapsed() < CONVERGED_WITHIN,
+            "unsettled {CONVERGED_WITHIN:?} after the restart: {unsettled:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let took = restarted.elapsed();
+    agree(system, base, orders, answered).await;
+    took
+}
+
+/// The bound the recovery loop must meet after a restart (issue 24): the leases the
+/// dead process held run out in a few PG timeouts, not minutes.
+const CONVERGED_WITHIN: Duration = Duration::from_secs(30);
+
+/// The origin and the PG agree: each order charged at most once, APPROVED here exactly
+/// when charged there, and every answered order still here.
+async fn agree(system: &System, base: &str, orders: &[String], answered: &BTreeSet<String>) {
+    let held = system.payments_at(base).await;
+    let charged = charges(system).await;
+    let failed: Vec<_> = held
+        .values()
+        .filter(|p| p["status"] == "FAILED")
+        .map(|p| p["failureReason"].as_str().unwrap_or("-").to_owned())
+        .collect();
+    eprintln!(
+        "sent {}, answered before the kill {}, held {}, approved {}, failed {failed:?}",
+        orders.len(),
+        answered.len(),
+        held.len(),
+        charged.len()
+    );
+    for (order_id, times) in &charged {
+        assert_eq!(*times, 1, "{order_id} charged {times} times");
+        assert_eq!(
+            held[order_id]["status"], "APPROVED",
+            "{order_id} charged but not APPROVED here"
+        );
+    }
+    for (order_id, payment) in &held {
+        let approved_here = payment["status"] == "APPROVED";
+        assert_eq!(
+            approved_here,
+            charged.contains_key(order_id),
+            "{order_id}: {payment}"
+        );
+    }
+    for order_id in answered {
+        assert!(
+            held.contains_key(order_id),
+            "{order_id} was answered but is lost"
+        );
+    }
+}
+
+const CHAOS: [(&str, &str); 4] = [
+    ("GATEWAY_TIMEOUT_MS", "2000"),
+    ("RECOVERY_INTERVAL_MS", "3600000"),
+    ("RECOVERY_MIN_AGE_MS", "500"),
+    ("BULKHEAD_MAX_CONCURRENT", "400"),
+];
+
+#[tokio::test]
+async fn a_kill_9_mid_flight_loses_no_payment_and_charges_nobody_twice() {
+    let mut system = System::backend(&CHAOS).await;
+    let targets = [system.origin.clone()];
+    let (orders, answered) =
+        confirms_with_a_kill(&system, slow_pg(), &targets, system.killer("origin"), None).await;
+    system.restart_origin().await;
+    recover_and_agree(&system, &system.origin, &orders, &answered).await;
+}
+
+#[tokio::test]
+async fn two_instances_on_postgres_one_killed_the_other_converges_everything() {
+    let system = System::backend_on_postgres(&CHAOS).await;
+    let survivor = system.second_origin.clone().expect("a second instance");
+    let targets = [system.origin.clone(), survivor.clone()];
+    let (orders, answered) =
+        confirms_with_a_kill(&system, slow_pg(), &targets, system.killer("origin"), None).await;
+    recover_and_agree(&system, &survivor, &orders, &answered).await;
+}
+
+#[tokio::test]
+async fn a_kill_9_mid_flight_never_oversells_an_event_and_agrees_with_the_pg() {
+    let mut system = System::backend(&CHAOS).await;
+    let (status, _) = system
+        .set_event(json!({"eventId": "drop", "stock": 60, "amount": 5000}))
+        .await;
+    assert!(status.is_success());
+    let targets = [system.origin.clone()];
+    let killer = system.killer("origin");
+    let (orders, answered) =
+        confirms_with_a_kill(&system, slow_pg(), &targets, killer, Some("drop")).await;
+    system.restart_origin().await;
+    recover_and_agree(&system, &system.origin, &orders, &answered).await;
+    let drop = system.operator_get("/admin/events/drop").await;
+    let approved = charges(&system).await.len() as i64;
+    assert_eq!(drop["reserved"], 0, "{drop}");
+    assert_eq!(drop["sold"].as_i64(), Some(approved), "{drop}");
+    assert!(approved <= 60, "{drop}");
+}
+
+/// The recovery loop runs by itself every 2 s, as the issue's figures were taken.
+const LOOPING: [(&str, &str); 4] = [
+    ("GATEWAY_TIMEOUT_MS", "2000"),
+    ("RECOVERY_INTERVAL_MS", "2000"),
+    ("RECOVERY_MIN_AGE_MS", "1000"),
+    ("BULKHEAD_MAX_CONCURRENT", "400"),
+];
+
+#[tokio::test]
+async fn after_a_kill_9_mid_flight_against_a_non_idempotent_pg_recovery_converges_by_itself() {
+    let mut system = System::backend(&LOOPING).await;
+    let targets = [system.origin.clone()];
+    let mut faults = slow_pg();
+    faults["idempotent"] = json!(false);
+    let killer = system.killer("origin");
+    let (orders, answered) = confirms_with_a_kill(&system, faults, &targets, killer, None).await;
+    system.restart_origin().await;
+    let restarted = Instant::now();
+    let took = settles_by_itself(&system, &system.origin, &orders, &answered, restarted).await;
+    eprintln!("kill -9 mid-flight: every payment agreed with the PG {took:.1?} after the restart");
+}
+
+/// Waits until the PG has been asked `count` status queries.
+async fn wait_for_status_queries(system: &System, count: u64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while system.ledger().await["statusQueryCount"].as_u64() < Some(count) {
+        assert!(
+            Instant::now() < deadline,
+            "the PG was never asked {count} status queries"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn after_a_kill_9_while_a_recovery_page_is_claimed_recovery_converges_by_itself() {
+    let mut system = System::backend(&LOOPING).await;
+    // The PG approves each confirm and holds its answer past the origin's timeout, so
+    // all 40 payments are UNKNOWN; it takes 1.5 s to answer each status query, so a
+    // page of 40 at 16 in flight is asked about for 4.5 s.
+    system
+        .set_faults(
+            json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 60_000, "statusDelayMs": 1_500}),
+        )
+        .await;
+    let orders: Vec<String> = (0..40).map(|n| format!("o-{n}")).collect();
+    let answers = futures_util::future::join_all(orders.iter().map(|order_id| {
+        let body = order_body(order_id);
+        let key = format!("key-{order_id}");
+        let system = &system;
+        async move {
+            system
+                .try_confirm_at(&system.origin, "user-1", Some(&key), &body)
+                .await
+                .map(|answer| answer.status())
+        }
+    }))
+    .await;
+    assert!(
+        answers
+            .iter()
+            .all(|status| matches!(status, Ok(StatusCode::ACCEPTED))),
+        "every confirm ends UNKNOWN: {answers:?}"
+    );
+    let answered: BTreeSet<String> = orders.iter().cloned().collect();
+    // The recovery loop claims the page and its questions are in flight: kill it.
+    wait_for_status_queries(&system, 1).await;
+    system.kill("origin");
+    let asked_before = system.ledger().await["statusQueryCount"].as_u64();
+    system.restart_origin().await;
+    let restarted = Instant::now();
+    let took = settles_by_itself(&system, &system.origin, &orders, &answered, restarted).await;
+    eprintln!(
+        "kill -9 with a recovery page claimed ({asked_before:?} status queries asked by then): \
+         every payment agreed with the PG {took:.1?} after the restart"
+    );
+}
