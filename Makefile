@@ -11,6 +11,7 @@ test:
 	cargo fmt --all -- --check
 	cargo clippy --quiet --workspace --all-targets -- -D warnings
 	cargo test --workspace
+	@cat target/test-artifacts/crash-*.txt
 
 lint:
 	cargo fmt --all -- --check

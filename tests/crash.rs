@@ -333,7 +333,31 @@ async fn after_a_kill_9_mid_flight_against_a_non_idempotent_pg_recovery_converge
     system.restart_origin().await;
     let restarted = Instant::now();
     let took = settles_by_itself(&system, &system.origin, &orders, &answered, restarted).await;
-    eprintln!("kill -9 mid-flight: every payment agreed with the PG {took:.1?} after the restart");
+    report(
+        "mid-flight",
+        &format!(
+            "kill -9 mid-flight ({} confirms answered of {}): every payment agreed with the \
+             PG {took:.1?} after the restart",
+            answered.len(),
+            orders.len()
+        ),
+    );
+}
+
+/// Prints a figure and keeps it in `target/test-artifacts/crash-NAME.txt`, which
+/// `make test` shows at its end.
+fn report(name: &str, line: &str) {
+    eprintln!("{line}");
+    let artifacts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
+    let written = std::fs::create_dir_all(&artifacts).and_then(|()| {
+        std::fs::write(
+            artifacts.join(format!("crash-{name}.txt")),
+            format!("{line}\n"),
+        )
+    });
+    if let Err(err) = written {
+        eprintln!("the figure was not kept: {err}");
+    }
 }
 
 /// Waits until the PG has been asked `count` status queries.
@@ -386,8 +410,12 @@ async fn after_a_kill_9_while_a_recovery_page_is_claimed_recovery_converges_by_i
     system.restart_origin().await;
     let restarted = Instant::now();
     let took = settles_by_itself(&system, &system.origin, &orders, &answered, restarted).await;
-    eprintln!(
-        "kill -9 with a recovery page claimed ({asked_before:?} status queries asked by then): \
-         every payment agreed with the PG {took:.1?} after the restart"
+    let asked_before = asked_before.unwrap_or_default();
+    report(
+        "page-claimed",
+        &format!(
+            "kill -9 with a recovery page claimed ({asked_before} status queries asked by \
+             then): every payment agreed with the PG {took:.1?} after the restart"
+        ),
     );
 }
