@@ -179,9 +179,12 @@ impl OriginConfig {
             callback_secret: callback_secret.map(String::into_bytes),
             recovery: RecoveryConfig {
                 interval: recovery_interval,
-                // Asked again at the next cycle, then less and less often; never first
-                // waiting longer than the SPEC's 30 s.
-                backoff_base_ms: recovery_interval.min(Duration::from_secs(30)).as_millis() as i64,
+                // Half an interval: an answer in the first half of a cycle is due again
+                // by the next cycle's start (asked then), then less and less often;
+                // never first waiting longer than the SPEC's 30 s.
+                backoff_base_ms: (recovery_interval / 2)
+                    .min(Duration::from_secs(30))
+                    .as_millis() as i64,
                 min_age_ms: millis("RECOVERY_MIN_AGE_MS", 30_000, 0)?.as_millis() as i64,
                 max_age_ms: number(
                     "RECOVERY_MAX_AGE_MS",
@@ -276,13 +279,13 @@ mod tests {
     fn recovery_asks_a_still_processing_pg_again_after_one_interval() {
         let defaults = config(&[("EDGE_SIGNING_SECRET", SECRET)]).unwrap();
         assert_eq!(defaults.recovery.interval, Duration::from_secs(30));
-        assert_eq!(defaults.recovery.backoff_base_ms, 30_000);
+        assert_eq!(defaults.recovery.backoff_base_ms, 15_000);
         let fast = config(&[
             ("EDGE_SIGNING_SECRET", SECRET),
             ("RECOVERY_INTERVAL_MS", "2000"),
         ])
         .unwrap();
-        assert_eq!(fast.recovery.backoff_base_ms, 2_000);
+        assert_eq!(fast.recovery.backoff_base_ms, 1_000);
         let rare = config(&[
             ("EDGE_SIGNING_SECRET", SECRET),
             ("RECOVERY_INTERVAL_MS", "3600000"),

@@ -804,6 +804,30 @@ async fn a_recovery_lease_is_renewed_only_by_its_holder_before_it_runs_out(store
         ),
         [a, b]
     );
+    // The first holder, its lease lost, records what it learned: the decision stands,
+    // but the lease stays the other's, so no third recovery takes the payment.
+    let later = Decision::Later {
+        state: RecoveryState {
+            next_attempt_at: 17_500,
+            ..RecoveryState::default()
+        },
+    };
+    let recorded = store.record_recovery(a, &later, "holder-a", 17_100).await;
+    assert!(recorded.unwrap().is_some());
+    let third = Lease {
+        holder: "holder-c",
+        until_ms: 40_000,
+    };
+    assert!(store
+        .claim_for_recovery(18_000, 2_000, third, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    // Recorded by its holder, the lease ends, and the payment is due again.
+    let recorded = store.record_recovery(a, &later, "holder-b", 18_100).await;
+    assert!(recorded.unwrap().is_some());
+    let claimed = store.claim_for_recovery(18_200, 2_000, third, 10).await;
+    assert_eq!(ids(&claimed.unwrap()), [a]);
 }
 
 fn sorted(mut ids: Vec<i64>) -> Vec<i64> {
@@ -834,6 +858,7 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
             &Decision::Later {
                 state: later.clone(),
             },
+            "holder-a",
             10_001,
         )
         .await
@@ -865,6 +890,7 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
                 approved_at: 60_000,
                 flag: None,
             },
+            "holder-a",
             60_001,
         )
         .await
@@ -878,7 +904,12 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
         "a flag, once set, stays"
     );
     let settled = store
-        .record_recovery(first, &Decision::Fail { reason: "DECLINED" }, 60_002)
+        .record_recovery(
+            first,
+            &Decision::Fail { reason: "DECLINED" },
+            "holder-a",
+            60_002,
+        )
         .await
         .unwrap();
     assert_eq!(settled, None, "a settled payment is left as it is");
@@ -891,6 +922,7 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
                 approved_at: 60_000,
                 flag: Some("AMOUNT_MISMATCH".into()),
             },
+            "holder-a",
             60_001,
         )
         .await
@@ -905,6 +937,7 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
             &Decision::Fail {
                 reason: "NOT_FOUND_AT_PG",
             },
+            "holder-a",
             70_000,
         )
         .await

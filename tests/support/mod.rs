@@ -635,14 +635,13 @@ impl System {
         base: &str,
     ) -> std::collections::BTreeMap<String, serde_json::Value> {
         let mut all = std::collections::BTreeMap::new();
-        for status in ["PENDING", "APPROVED", "FAILED", "UNKNOWN"] {
+        for status in ["PENDING", "APPROVED", "FAILED", "UNKNOWN", "REFUNDED"] {
             let listed = self
                 .operator_get_at(base, &format!("/admin/payments?status={status}&limit=1000"))
                 .await;
-            for payment in listed["payments"].as_array().into_iter().flatten() {
-                if let Some(order_id) = payment["orderId"].as_str() {
-                    all.insert(order_id.to_owned(), payment.clone());
-                }
+            for payment in listed["payments"].as_array().expect("a list") {
+                let order_id = payment["orderId"].as_str().expect("an order");
+                all.insert(order_id.to_owned(), payment.clone());
             }
         }
         all

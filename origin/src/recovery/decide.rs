@@ -31,8 +31,8 @@ pub struct RecoveryConfig {
     pub not_found_needed: u32,
     /// `RECOVERY_MAX_AGE_MS`: unresolved past this, a payment is flagged.
     pub max_age_ms: i64,
-    /// The first wait after a PG that is still processing the payment, or away: one
-    /// interval, at most 30 s (the next cycle asks again); it doubles each time.
+    /// The first wait after a PG that is still processing the payment, or away: half an
+    /// interval, at most 30 s (so the next cycle asks again); it doubles each time.
     pub backoff_base_ms: i64,
     /// The longest wait between two questions about one payment.
     pub backoff_max_ms: i64,

@@ -98,11 +98,16 @@ pub struct Renewer<'a> {
 }
 
 impl Renewer<'_> {
-    /// Runs `work`, renewing the leases `held` still has every third of a lease until
-    /// it is done.
-    pub async fn renewing<T>(&self, held: &Held, work: impl Future<Output = T>) -> T {
+    /// Runs `work`, renewing the leases `held` still has every third of a lease (from
+    /// `claimed`, when the claim was asked for) until it is done.
+    pub async fn renewing<T>(
+        &self,
+        held: &Held,
+        claimed: tokio::time::Instant,
+        work: impl Future<Output = T>,
+    ) -> T {
         let every = self.length / 3;
-        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut ticks = tokio::time::interval_at(claimed + every, every);
         tokio::pin!(work);
         loop {
             // The work goes on while a renewal waits for the store.
@@ -135,7 +140,7 @@ impl Renewer<'_> {
             Ok(renewed) => {
                 let lost = held.renewed(&renewed, lease.until_ms);
                 if lost > 0 {
-                    tracing::warn!(lost, "recovery leases ran out before they were renewed; those payments are left to whoever holds them now");
+                    tracing::warn!(lost, "recovery leases not renewed (run out, or recorded a moment before): those payments are not asked about by this recovery");
                 }
             }
             Err(err) => {

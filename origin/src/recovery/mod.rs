@@ -166,6 +166,7 @@ impl Recovery {
             length,
         };
         loop {
+            let claimed_at = tokio::time::Instant::now();
             let now = now_ms();
             let lease = Lease {
                 holder: &self.holder,
@@ -190,7 +191,7 @@ impl Recovery {
                 .map(|payment| self.recover_held(payment, &held))
                 .buffer_unordered(CONCURRENCY)
                 .collect::<Vec<_>>();
-            let results = renewer.renewing(&held, work).await;
+            let results = renewer.renewing(&held, claimed_at, work).await;
             let mut pg_away = false;
             for result in results.into_iter().flatten() {
                 report.examined += 1;
@@ -287,7 +288,7 @@ impl Recovery {
         let newly_flagged = flag.is_some() && payment.recovery.flag.is_none();
         let recorded = retry_transient(&self.metrics, "record_recovery", || {
             self.store
-                .record_recovery(payment.payment_id, &decision, now_ms())
+                .record_recovery(payment.payment_id, &decision, &self.holder, now_ms())
         })
         .await?;
         match recorded {

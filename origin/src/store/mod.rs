@@ -312,13 +312,15 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> Result<Vec<i64>, StoreError>;
 
-    /// Records what recovery decided and ends its lease, if the payment is still
-    /// PENDING or UNKNOWN; `None` when it was settled meanwhile. A payment asked about
-    /// again later is UNKNOWN from now on.
+    /// Records what recovery decided, if the payment is still PENDING or UNKNOWN;
+    /// `None` when it was settled meanwhile. A payment asked about again later is
+    /// UNKNOWN from now on. Its lease ends if `lease_holder` holds it: another holder's
+    /// lease stays, so a recovery that lost its lease cannot free the payment for a third.
     async fn record_recovery(
         &self,
         payment_id: i64,
         decision: &Decision,
+        lease_holder: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError>;
 

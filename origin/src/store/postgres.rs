@@ -400,12 +400,16 @@ impl Store for PgStore {
         &self,
         payment_id: i64,
         decision: &Decision,
+        lease_holder: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
+        // The lease ends only if it is still the recorder's (the last parameter).
         let done = match decision {
             Decision::Approve { approved_at, flag } => sqlx::query(
                 "UPDATE payments SET status = 'APPROVED', approved_at = $1, \
-                 flag_reason = COALESCE($2, flag_reason), recovery_lease_until = 0, \
+                 flag_reason = COALESCE($2, flag_reason), \
+                 recovery_lease_until = CASE WHEN recovery_lease_holder = $5 \
+                 THEN 0 ELSE recovery_lease_until END, \
                  updated_at = $3 WHERE id = $4 AND status IN ('PENDING', 'UNKNOWN')",
             )
             .bind(*approved_at)
@@ -414,7 +418,8 @@ impl Store for PgStore {
             .bind(payment_id),
             Decision::Fail { reason } => sqlx::query(
                 "UPDATE payments SET status = 'FAILED', failure_reason = $1, \
-                 recovery_lease_until = 0, updated_at = $2 \
+                 recovery_lease_until = \
+                 CASE WHEN recovery_lease_holder = $4 THEN 0 ELSE recovery_lease_until END, updated_at = $2 \
                  WHERE id = $3 AND status IN ('PENDING', 'UNKNOWN')",
             )
             .bind(*reason)
@@ -423,7 +428,8 @@ impl Store for PgStore {
             Decision::Later { state } => sqlx::query(
                 "UPDATE payments SET status = 'UNKNOWN', recovery_attempts = $1, \
                  not_found_count = $2, last_not_found_at = $3, next_recovery_at = $4, \
-                 flag_reason = $5, recovery_lease_until = 0, updated_at = $6 \
+                 flag_reason = $5, recovery_lease_until = \
+                 CASE WHEN recovery_lease_holder = $8 THEN 0 ELSE recovery_lease_until END, updated_at = $6 \
                  WHERE id = $7 AND status IN ('PENDING', 'UNKNOWN')",
             )
             .bind(stored_count(state.attempts))
@@ -434,6 +440,7 @@ impl Store for PgStore {
             .bind(now_ms)
             .bind(payment_id),
         }
+        .bind(lease_holder)
         .execute(&self.pool)
         .await?;
         if done.rows_affected() == 0 {

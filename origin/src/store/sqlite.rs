@@ -380,15 +380,20 @@ impl Store for SqliteStore {
         &self,
         payment_id: i64,
         decision: &Decision,
+        lease_holder: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
         const UNSETTLED: &str = "WHERE id = ? AND status IN ('PENDING', 'UNKNOWN')";
+        // The lease ends only if it is still the recorder's (bound after each
+        // decision's own values).
+        const ENDED: &str =
+            "CASE WHEN recovery_lease_holder = ? THEN 0 ELSE recovery_lease_until END";
         let sql;
         let query = match decision {
             Decision::Approve { approved_at, flag } => {
                 sql = format!(
                     "UPDATE payments SET status = 'APPROVED', approved_at = ?, \
-                     flag_reason = COALESCE(?, flag_reason), recovery_lease_until = 0, \
+                     flag_reason = COALESCE(?, flag_reason), recovery_lease_until = {ENDED}, \
                      updated_at = ? {UNSETTLED}"
                 );
                 sqlx::query(&sql).bind(*approved_at).bind(flag.clone())
@@ -396,7 +401,7 @@ impl Store for SqliteStore {
             Decision::Fail { reason } => {
                 sql = format!(
                     "UPDATE payments SET status = 'FAILED', failure_reason = ?, \
-                     recovery_lease_until = 0, updated_at = ? {UNSETTLED}"
+                     recovery_lease_until = {ENDED}, updated_at = ? {UNSETTLED}"
                 );
                 sqlx::query(&sql).bind(*reason)
             }
@@ -404,7 +409,7 @@ impl Store for SqliteStore {
                 sql = format!(
                     "UPDATE payments SET status = 'UNKNOWN', recovery_attempts = ?, \
                      not_found_count = ?, last_not_found_at = ?, next_recovery_at = ?, \
-                     flag_reason = ?, recovery_lease_until = 0, updated_at = ? {UNSETTLED}"
+                     flag_reason = ?, recovery_lease_until = {ENDED}, updated_at = ? {UNSETTLED}"
                 );
                 sqlx::query(&sql)
                     .bind(i64::from(state.attempts))
@@ -415,6 +420,7 @@ impl Store for SqliteStore {
             }
         };
         let done = query
+            .bind(lease_holder)
             .bind(now_ms)
             .bind(payment_id)
             .execute(&self.pool)

@@ -16,8 +16,10 @@
 //! let summary = entries.summary();           // final once the iterator has returned None
 //! ```
 //!
-//! **Streaming.** The input is read 8 KiB at a time and one row is held at a time, at
-//! most [`MAX_ROW_BYTES`] of it, so memory does not grow with the file. A longer row is
+//! **Streaming.** A CSV is read 8 KiB at a time and one row is held at a time, at most
+//! [`MAX_ROW_BYTES`] of it, so memory does not grow with the file. (A workbook's
+//! bounds are [`workbook`]'s: its rows are handed over a few hundred ahead, each at most
+//! [`MAX_ROW_BYTES`] of cells.) A longer row is
 //! skipped (`ROW_TOO_LONG`) and still read to its end, so the rows after it are found and
 //! numbered. The result does not depend on how the reader splits the bytes.
 //!
@@ -102,7 +104,6 @@ mod tests;
 pub mod workbook;
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::iter::FusedIterator;
 
@@ -260,15 +261,6 @@ impl Format {
         match self {
             Format::Csv(_) => None,
             Format::Workbook { sheet, .. } => Some(sheet),
-        }
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Format::Csv(encoding) => write!(f, "CSV in {encoding}"),
-            Format::Workbook { kind, sheet } => write!(f, "{} sheet {sheet:?}", kind.as_str()),
         }
     }
 }

@@ -9,18 +9,27 @@
 //! its next row.
 //!
 //! **Memory is bounded before calamine reads anything.** An `.xlsx` is a ZIP archive:
-//! each part is first unpacked into nothing, counting its real size (never trusting
-//! the sizes the archive declares), and the workbook is refused as `UNREADABLE_WORKBOOK`
-//! when the parts calamine holds in memory (shared strings, styles, the workbook) pass
-//! [`MAX_PART_BYTES`] or everything together passes [`MAX_UNPACKED_BYTES`]. An `.xls`
-//! is read whole by calamine, so it may be at most [`MAX_XLS_BYTES`] (the format holds
-//! 65,536 rows; a settlement file of that size is a few megabytes).
+//! its main part must be `xl/workbook.xml` (where calamine then looks for the parts it
+//! holds in memory), and each part is first unpacked into nothing, counting its real
+//! size (never trusting the sizes the archive declares): the workbook is refused as
+//! `UNREADABLE_WORKBOOK` when a part outside `xl/worksheets/` (shared strings, styles,
+//! the workbook) passes [`MAX_PART_BYTES`] or everything together passes
+//! [`MAX_UNPACKED_BYTES`]; a sheet's rows past Excel's last (1,048,576) are refused as
+//! damaged. An `.xls` is read whole by calamine, every sheet as a dense grid: it may be
+//! at most [`MAX_XLS_BYTES`], and its sheets at most [`biff::MAX_XLS_CELLS`] cells in
+//! all (`biff.rs` counts them first).
+//!
+//! **The reader's end is said, never guessed**: it ends with an explicit last message,
+//! a panic inside calamine is caught and reported as a damaged workbook, and a reader
+//! gone without a word is an error too — never a short file read as whole.
 
+mod biff;
 mod rows;
 #[cfg(test)]
 mod tests;
 
 use std::io::{self, Read, Seek, SeekFrom};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use calamine::{Reader, Xls, XlsError, Xlsx, XlsxError};
@@ -37,6 +46,9 @@ pub const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The most all the parts of an `.xlsx` together may unpack to.
 pub const MAX_UNPACKED_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
+/// The most `_rels/.rels`, which names the main part, may unpack to.
+const MAX_RELS_BYTES: u64 = 1024 * 1024;
 
 /// The largest `.xls` read.
 pub const MAX_XLS_BYTES: u64 = 32 * 1024 * 1024;
@@ -81,7 +93,7 @@ pub enum WorkbookProblem {
     Encrypted,
     #[error("the workbook is damaged: {0}")]
     Corrupt(String),
-    #[error("a ZIP archive, but not an Excel workbook (no xl/workbook.xml)")]
+    #[error("a ZIP archive, but not an Excel workbook (its main part is not xl/workbook.xml)")]
     NotExcel,
     #[error("the workbook's {part} unpacks to more than {limit} bytes")]
     TooLarge { part: String, limit: u64 },
@@ -93,11 +105,17 @@ impl From<WorkbookProblem> for ParseError {
     }
 }
 
-/// What the reading thread hands over.
+/// What the reading thread hands over: the header, the rows, then the end or why not.
 enum Message {
     Found { found: Found, sheet: String },
     Row(SheetRow),
+    End,
     Failed(ParseError),
+}
+
+/// The reader went without saying it was done.
+fn vanished() -> ParseError {
+    WorkbookProblem::Corrupt("the workbook's reader stopped part way".into()).into()
 }
 
 /// A workbook's rows, from the thread that reads it.
@@ -115,8 +133,9 @@ impl Rows for ChannelRows {
                 self.row = row;
                 Ok(true)
             }
+            Ok(Message::End) => Ok(false),
             Ok(Message::Failed(error)) => Err(error),
-            Ok(Message::Found { .. }) | Err(_) => Ok(false),
+            Ok(Message::Found { .. }) | Err(_) => Err(vanished()),
         }
     }
 
@@ -140,14 +159,23 @@ where
     std::thread::Builder::new()
         .name("settlement-workbook".into())
         .spawn(move || {
-            let read = match kind {
+            let read = catch_unwind(AssertUnwindSafe(|| match kind {
                 Kind::Xlsx => read_xlsx(reader, sheet, &sender),
                 Kind::Xls => read_xls(reader, sheet, &sender),
+            }));
+            let last = match read {
+                Ok(Ok(())) => Message::End,
+                Ok(Err(error)) => Message::Failed(error),
+                Err(panic) => Message::Failed(
+                    WorkbookProblem::Corrupt(format!(
+                        "the workbook's reader failed: {}",
+                        panic_text(panic.as_ref())
+                    ))
+                    .into(),
+                ),
             };
-            if let Err(error) = read {
-                // The other side may have gone: then nobody is left to tell.
-                let _ = sender.send(Message::Failed(error));
-            }
+            // The other side may have gone: then nobody is left to tell.
+            let _ = sender.send(last);
         })?;
     match rows.recv() {
         Ok(Message::Found { found, sheet }) => Ok((
@@ -159,10 +187,17 @@ where
             sheet,
         )),
         Ok(Message::Failed(error)) => Err(error),
-        Ok(Message::Row(_)) | Err(_) => {
-            Err(io::Error::other("the workbook's reader stopped").into())
-        }
+        Ok(Message::Row(_) | Message::End) | Err(_) => Err(vanished()),
     }
+}
+
+/// What a panic said, when it said it in words.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic")
 }
 
 fn read_xlsx<R: Read + Seek>(
@@ -177,11 +212,9 @@ fn read_xlsx<R: Read + Seek>(
         let cells = workbook
             .worksheet_cells_reader(&name)
             .map_err(xlsx_problem)?;
-        match send_sheet(Gapless::new(XlsxRows::new(cells)), name, sender) {
-            Err(ParseError::NotASettlementFile { reason }) => {
-                first_problem.get_or_insert(reason);
-            }
-            sent => return sent,
+        let rows = Gapless::new(XlsxRows::new(cells));
+        if offer_sheet(rows, name, sender, &mut first_problem)? {
+            return Ok(());
         }
     }
     Err(first_problem.unwrap_or(HeaderProblem::NoHeader).into())
@@ -200,21 +233,15 @@ fn read_xls<R: Read + Seek>(
         }
         .into());
     }
-    // An encrypted .xlsx is a compound file too: calamine's .xlsx reader knows it.
     reader.seek(SeekFrom::Start(0))?;
-    if let Err(XlsxError::Password) = Xlsx::new(&mut reader) {
-        return Err(WorkbookProblem::Encrypted.into());
-    }
-    reader.seek(SeekFrom::Start(0))?;
+    biff::check(&mut reader)?;
     let mut workbook = Xls::new(reader).map_err(xls_problem)?;
     let mut first_problem = None;
     for name in chosen_sheets(workbook.sheet_names(), sheet)? {
         let range = workbook.worksheet_range(&name).map_err(xls_problem)?;
-        match send_sheet(Gapless::new(RangeRows::new(range)), name, sender) {
-            Err(ParseError::NotASettlementFile { reason }) => {
-                first_problem.get_or_insert(reason);
-            }
-            sent => return sent,
+        let rows = Gapless::new(RangeRows::new(range));
+        if offer_sheet(rows, name, sender, &mut first_problem)? {
+            return Ok(());
         }
     }
     Err(first_problem.unwrap_or(HeaderProblem::NoHeader).into())
@@ -229,36 +256,45 @@ fn chosen_sheets(sheets: Vec<String>, asked: Option<String>) -> Result<Vec<Strin
     }
 }
 
-/// Finds the sheet's header and hands over the header and every row after it; stops
-/// quietly when the other side has gone.
-fn send_sheet<H: HeldRows>(
+/// Looks for the sheet's header: when it has one, hands over the header and every row
+/// after it (stopping quietly when the other side has gone) and answers `true`; when it
+/// has none, keeps the first such problem and answers `false`.
+fn offer_sheet<H: HeldRows>(
     mut rows: Gapless<H>,
     sheet: String,
     sender: &SyncSender<Message>,
-) -> Result<(), ParseError> {
-    let found = find_header(&mut rows)?;
+    first_problem: &mut Option<HeaderProblem>,
+) -> Result<bool, ParseError> {
+    let found = match find_header(&mut rows) {
+        Ok(found) => found,
+        Err(ParseError::NotASettlementFile { reason }) => {
+            first_problem.get_or_insert(reason);
+            return Ok(false);
+        }
+        Err(error) => return Err(error),
+    };
     if sender.send(Message::Found { found, sheet }).is_err() {
-        return Ok(());
+        return Ok(true);
     }
     while rows.advance()? {
         if sender.send(Message::Row(rows.take_row())).is_err() {
-            return Ok(());
+            return Ok(true);
         }
     }
-    Ok(())
+    Ok(true)
 }
 
-/// Unpacks every part of the archive into nothing, counting its real size.
+/// Checks that the main part is `xl/workbook.xml`, then unpacks every part of the
+/// archive into nothing, counting its real size.
 fn check_unpacked_sizes<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
     let mut archive = ZipArchive::new(&mut *reader).map_err(zip_problem)?;
-    if archive.index_for_name("xl/workbook.xml").is_none() {
-        return Err(WorkbookProblem::NotExcel.into());
-    }
+    check_main_part(&mut archive)?;
     let mut total: u64 = 0;
     for index in 0..archive.len() {
         let mut part = archive.by_index(index).map_err(zip_problem)?;
         let name = part.name().map_err(zip_problem)?.into_owned();
-        let streamed = name.starts_with("xl/worksheets/");
+        // As calamine looks parts up: `\` as `/`, whatever the case.
+        let streamed = lookup_name(&name).starts_with("xl/worksheets/");
         let left = MAX_UNPACKED_BYTES.saturating_sub(total);
         let limit = if streamed {
             left
@@ -284,6 +320,70 @@ fn check_unpacked_sizes<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError
     drop(archive);
     reader.seek(SeekFrom::Start(0))?;
     Ok(())
+}
+
+/// calamine reads the main part's folder from `_rels/.rels` and the parts it holds in
+/// memory from there: only `xl/` keeps them out of `xl/worksheets/`.
+fn check_main_part<R: Read + Seek>(archive: &mut ZipArchive<R>) -> Result<(), ParseError> {
+    let index = (0..archive.len())
+        .find(|&index| {
+            archive
+                .name_for_index(index)
+                .is_some_and(|name| name.is_ok_and(|name| lookup_name(&name) == "_rels/.rels"))
+        })
+        .ok_or(WorkbookProblem::NotExcel)?;
+    let mut rels = String::new();
+    archive
+        .by_index(index)
+        .map_err(zip_problem)?
+        .take(MAX_RELS_BYTES)
+        .read_to_string(&mut rels)
+        .map_err(|error| WorkbookProblem::Corrupt(format!("_rels/.rels: {error}")))?;
+    let main = main_part(&rels).map(|target| lookup_name(target.trim_start_matches('/')));
+    if main.as_deref() == Some("xl/workbook.xml") {
+        Ok(())
+    } else {
+        Err(WorkbookProblem::NotExcel.into())
+    }
+}
+
+/// The target of the first `officeDocument` relationship, as calamine takes it.
+fn main_part(rels: &str) -> Option<&str> {
+    rels.split('<')
+        .filter(|element| {
+            element.starts_with("Relationship") && !element.starts_with("Relationships")
+        })
+        .find(|element| {
+            attribute(element, "Type")
+                .is_some_and(|kind| kind.ends_with("/relationships/officeDocument"))
+        })
+        .and_then(|element| attribute(element, "Target"))
+}
+
+/// The value of attribute `name` in an element's text (`Type="…"` or `Type='…'`).
+fn attribute<'a>(element: &'a str, name: &str) -> Option<&'a str> {
+    let mut rest = element;
+    while let Some(at) = rest.find(name) {
+        let before = rest.get(..at).and_then(|text| text.chars().last());
+        let after = rest.get(at + name.len()..)?.trim_start();
+        rest = rest.get(at + name.len()..)?;
+        if !before.is_some_and(char::is_whitespace) {
+            continue;
+        }
+        let Some(value) = after.strip_prefix('=') else {
+            continue;
+        };
+        let value = value.trim_start();
+        let quote = value.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+        let value = value.get(1..)?;
+        return value.find(quote).and_then(|end| value.get(..end));
+    }
+    None
+}
+
+/// A part's name as calamine looks it up.
+fn lookup_name(name: &str) -> String {
+    name.replace('\\', "/").to_ascii_lowercase()
 }
 
 fn zip_problem(error: ZipError) -> ParseError {

@@ -9,8 +9,12 @@ use super::super::row::{Cell, RowView, Rows};
 use super::super::{ParseError, SkipReason, MAX_ROW_BYTES};
 use super::WorkbookProblem;
 
-/// The widest row kept: Excel's last column is XFD, the 16,384th.
-const MAX_COLUMNS: usize = 16_384;
+/// Excel's last row, 1,048,576: a row numbered past it is a damaged sheet.
+const MAX_ROWS: u64 = 1_048_576;
+
+/// What a cell of a row costs to hold, written or not, counted against
+/// [`MAX_ROW_BYTES`]: a row reaching far to the right is long however empty.
+const CELL_BYTES: usize = std::mem::size_of::<Data>();
 
 /// One row of a sheet.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -19,10 +23,10 @@ pub(in super::super) struct SheetRow {
     pub(super) line: u64,
     /// The cells from column A on; a cell not written is [`Data::Empty`].
     pub(super) cells: Vec<Data>,
-    /// Text past [`MAX_ROW_BYTES`], or cells past [`MAX_COLUMNS`]: no more were kept.
+    /// Past [`MAX_ROW_BYTES`] (its cells and their text): no more were kept.
     pub(super) too_long: bool,
-    /// Bytes of text kept.
-    text_bytes: usize,
+    /// Bytes held for the row: its cells and their text.
+    held_bytes: usize,
 }
 
 impl SheetRow {
@@ -30,20 +34,30 @@ impl SheetRow {
         self.line = line;
         self.cells.clear();
         self.too_long = false;
-        self.text_bytes = 0;
+        self.held_bytes = 0;
     }
 
+    /// Puts a written cell in its column; an empty one (a style without a value) is
+    /// what every cell not written is already.
     fn put(&mut self, column: usize, value: Data) {
-        let bytes = match &value {
-            Data::String(text) | Data::DateTimeIso(text) | Data::DurationIso(text) => text.len(),
-            _ => 8,
-        };
-        self.text_bytes += bytes;
-        if column >= MAX_COLUMNS || self.text_bytes > MAX_ROW_BYTES {
-            self.too_long = true;
+        if value == Data::Empty || self.too_long {
             return;
         }
-        if self.cells.len() <= column {
+        let text = match &value {
+            Data::String(text) | Data::DateTimeIso(text) | Data::DurationIso(text) => text.len(),
+            _ => 0,
+        };
+        let new_cells = (column + 1).saturating_sub(self.cells.len());
+        self.held_bytes = self
+            .held_bytes
+            .saturating_add(text)
+            .saturating_add(new_cells.saturating_mul(CELL_BYTES));
+        if self.held_bytes > MAX_ROW_BYTES {
+            self.too_long = true;
+            self.cells.clear();
+            return;
+        }
+        if new_cells > 0 {
             self.cells.resize(column + 1, Data::Empty);
         }
         if let Some(cell) = self.cells.get_mut(column) {
@@ -65,10 +79,11 @@ impl RowView for SheetRow {
         self.too_long.then_some(SkipReason::RowTooLong)
     }
 
+    /// As a CSV's: every cell empty or ASCII white space.
     fn is_blank(&self) -> bool {
         self.cells.iter().all(|cell| match cell {
             Data::Empty => true,
-            Data::String(text) => text.trim().is_empty(),
+            Data::String(text) => text.bytes().all(|byte| byte.is_ascii_whitespace()),
             _ => false,
         })
     }
@@ -146,7 +161,14 @@ impl<R: std::io::Read + std::io::Seek> HeldRows for XlsxRows<'_, R> {
             return Ok(false);
         };
         let (index, _) = first.get_position();
-        row.clear(u64::from(index) + 1);
+        let line = u64::from(index) + 1;
+        if line > MAX_ROWS {
+            return Err(WorkbookProblem::Corrupt(format!(
+                "a row numbered {line}, past Excel's last ({MAX_ROWS})"
+            ))
+            .into());
+        }
+        row.clear(line);
         let mut cell = first;
         loop {
             let (_, column) = cell.get_position();
@@ -169,7 +191,7 @@ fn corrupt(error: XlsxError) -> ParseError {
 /// An `.xls` sheet, read whole by calamine (a BIFF sheet holds at most 65,536 rows).
 pub(super) struct RangeRows {
     range: Range<Data>,
-    /// The next row of the range.
+    /// The next row of the range, from 0.
     next: usize,
 }
 
@@ -184,12 +206,12 @@ impl HeldRows for RangeRows {
         let Some((first_row, first_column)) = self.range.start() else {
             return Ok(false);
         };
-        let Some(cells) = self.range.rows().nth(self.next) else {
+        if self.next >= self.range.height() {
             return Ok(false);
-        };
+        }
         row.clear(u64::from(first_row) + self.next as u64 + 1);
-        for (offset, value) in cells.iter().enumerate() {
-            if *value != Data::Empty {
+        for offset in 0..self.range.width() {
+            if let Some(value) = self.range.get((self.next, offset)) {
                 row.put(first_column as usize + offset, value.clone());
             }
         }

@@ -287,6 +287,16 @@ fn unreadable(bytes: Vec<u8>) -> WorkbookProblem {
     }
 }
 
+/// The package's relationships, naming `main` the workbook's main part.
+fn rels(main: &str) -> Vec<u8> {
+    format!(
+        "<?xml version=\"1.0\"?><Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">\
+         <Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" Target=\"{main}\"/>\
+         </Relationships>"
+    )
+    .into_bytes()
+}
+
 /// A ZIP archive of `parts`.
 fn zip_of(parts: &[(&str, &[u8])]) -> Vec<u8> {
     let mut archive = zip::ZipWriter::new(Cursor::new(Vec::new()));
@@ -320,6 +330,7 @@ fn damaged_workbooks_are_unreadable() {
     assert!(matches!(
         unreadable(zip_of(&[
             ("[Content_Types].xml", b"<Types/>"),
+            ("_rels/.rels", &rels("xl/workbook.xml")),
             ("xl/workbook.xml", b"<workbook"),
         ])),
         WorkbookProblem::Corrupt(_)
@@ -345,30 +356,287 @@ fn an_encrypted_workbook_is_unreadable() {
 fn a_zip_bomb_is_refused_before_it_is_unpacked_into_memory() {
     // 1 MiB past the limit of spaces compresses to about 65 KiB.
     let strings = vec![b' '; (MAX_PART_BYTES + (1 << 20)) as usize];
-    let bomb = zip_of(&[
-        ("[Content_Types].xml", b"<Types/>"),
-        ("xl/workbook.xml", b"<workbook/>"),
-        ("xl/sharedStrings.xml", &strings),
-    ]);
-    drop(strings);
-    assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
+    let bomb = |main: &str, strings_at: &str, strings: &[u8]| {
+        zip_of(&[
+            ("[Content_Types].xml", b"<Types/>"),
+            ("_rels/.rels", &rels(main)),
+            ("xl/workbook.xml", b"<workbook/>"),
+            (strings_at, strings),
+        ])
+    };
+    let plain = bomb("xl/workbook.xml", "xl/sharedStrings.xml", &strings);
+    assert!(plain.len() < 1 << 20, "{} bytes", plain.len());
     assert_eq!(
-        unreadable(bomb),
+        unreadable(plain),
         WorkbookProblem::TooLarge {
             part: "xl/sharedStrings.xml".into(),
             limit: MAX_PART_BYTES
         }
     );
+    // calamine would look for the shared strings beside the main part: a main part
+    // among the sheets, whose parts are streamed and not held to the limit, is refused
+    // (before anything is unpacked).
+    for main in ["xl/worksheets/workbook.xml", "/XL/Worksheets/workbook.xml"] {
+        assert_eq!(
+            unreadable(bomb(main, "xl/worksheets/sharedStrings.xml", b"<sst/>")),
+            WorkbookProblem::NotExcel,
+            "{main}"
+        );
+    }
+}
+
+/// The workbook of `rows` with its first sheet's XML changed by `edit`, re-packed.
+fn with_sheet_xml(rows: &Sheet, edit: impl Fn(String) -> String) -> Vec<u8> {
+    use std::io::Read as _;
+    let mut archive =
+        zip::ZipArchive::new(Cursor::new(workbook(&[("Sheet1", rows)]))).expect("an archive");
+    let mut parts = Vec::new();
+    for index in 0..archive.len() {
+        let mut part = archive.by_index(index).expect("a part");
+        let name = part.name().expect("a name").into_owned();
+        let mut text = String::new();
+        part.read_to_string(&mut text).expect("XML");
+        let text = if name == "xl/worksheets/sheet1.xml" {
+            edit(text)
+        } else {
+            text
+        };
+        parts.push((name, text.into_bytes()));
+    }
+    let parts: Vec<(&str, &[u8])> = parts
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
+        .collect();
+    zip_of(&parts)
 }
 
 #[test]
-fn dropping_the_rows_part_way_stops_the_reader() {
-    let rows: Vec<(u32, Vec<Value>)> = std::iter::once((0, vec![Text("orderNo"), Text("amount")]))
-        .chain((1..5_000).map(|row| (row, vec![Text("A"), Number(1.0)])))
-        .collect();
-    let mut entries =
-        open(Cursor::new(workbook(&[("Sheet1", &rows)])), None).expect("a settlement workbook");
-    assert!(matches!(entries.next(), Some(Ok(Entry::Row(_)))));
-    // The reader is blocked on a full channel; dropping the rows must let it end.
-    drop(entries);
+fn a_row_past_excels_last_is_a_damaged_sheet() {
+    let rows = [
+        (0, vec![Text("orderNo"), Text("amount")]),
+        (1, vec![Text("A"), Number(1.0)]),
+    ];
+    let bytes = with_sheet_xml(&rows, |xml| {
+        xml.replace("r=\"A2\"", "r=\"A4000000\"")
+            .replace("r=\"B2\"", "r=\"B4000000\"")
+            .replace("<row r=\"2\"", "<row r=\"4000000\"")
+    });
+    assert!(
+        matches!(unreadable(bytes), WorkbookProblem::Corrupt(message) if message.contains("4000000"))
+    );
+}
+
+#[test]
+fn an_empty_styled_cell_far_right_costs_nothing_and_a_written_one_is_a_long_row() {
+    let styled = CellFormat::new().set_bold();
+    let mut workbook = Workbook::new();
+    let sheet = workbook.add_worksheet();
+    write(
+        sheet,
+        &[
+            (0, vec![Text("orderNo"), Text("amount")]),
+            (1, vec![Text("A"), Number(1.0)]),
+            (2, vec![Text("B"), Number(2.0)]),
+        ],
+    );
+    sheet
+        .write_blank(0, 16_000, &styled)
+        .expect("a styled blank");
+    sheet
+        .write_blank(1, 16_000, &styled)
+        .expect("a styled blank");
+    sheet.write_string(2, 16_000, "far").expect("a far cell");
+    let bytes = workbook.save_to_buffer().expect("a workbook");
+    let (entries, _) = entries_of(bytes, None).expect("read");
+    assert_eq!(
+        entries,
+        vec![
+            Entry::Row(Row {
+                line: 2,
+                order_id: "A".into(),
+                amount: 1,
+                date: None
+            }),
+            skip(3, SkipReason::RowTooLong),
+        ]
+    );
+}
+
+/// A BIFF8 record.
+fn record(kind: u16, data: &[u8]) -> Vec<u8> {
+    let mut bytes = kind.to_le_bytes().to_vec();
+    bytes.extend(
+        u16::try_from(data.len())
+            .expect("a short record")
+            .to_le_bytes(),
+    );
+    bytes.extend(data);
+    bytes
+}
+
+/// Text as BIFF8 writes it: UTF-16LE, its length in a `u8` (a sheet's name) or `u16`.
+fn biff_text(text: &str, long: bool) -> Vec<u8> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let mut bytes = if long {
+        u16::try_from(units.len())
+            .expect("short")
+            .to_le_bytes()
+            .to_vec()
+    } else {
+        vec![u8::try_from(units.len()).expect("short")]
+    };
+    bytes.push(1); // UTF-16, not compressed
+    bytes.extend(units.iter().flat_map(|unit| unit.to_le_bytes()));
+    bytes
+}
+
+/// A cell's record: LABEL for text, NUMBER for a number.
+fn biff_cell(row: u16, column: u16, value: &Value) -> Vec<u8> {
+    let mut data = [row.to_le_bytes(), column.to_le_bytes(), [0, 0]].concat();
+    match value {
+        Text(text) => {
+            data.extend(biff_text(text, true));
+            record(0x0204, &data)
+        }
+        Number(number) => {
+            data.extend(number.to_le_bytes());
+            record(0x0203, &data)
+        }
+        _ => panic!("only text and numbers in this test's .xls"),
+    }
+}
+
+/// An Excel 97–2003 workbook of one sheet: the compound file, its Workbook stream of
+/// BIFF8 records — the globals (BOF, BOUNDSHEET, EOF), then the sheet's substream.
+fn xls(name: &str, cells: &[(u16, u16, Value)]) -> Vec<u8> {
+    let bof = |kind: u16| {
+        record(
+            0x0809,
+            &[&0x0600u16.to_le_bytes()[..], &kind.to_le_bytes(), &[0; 12]].concat(),
+        )
+    };
+    let eof = record(0x000A, &[]);
+    let bound_sheet = |at: u32| {
+        record(
+            0x0085,
+            &[&at.to_le_bytes()[..], &[0, 0], &biff_text(name, false)].concat(),
+        )
+    };
+    let globals_length = bof(0x0005).len() + bound_sheet(0).len() + eof.len();
+    let mut stream = [
+        bof(0x0005),
+        bound_sheet(globals_length as u32),
+        eof.clone(),
+        bof(0x0010),
+    ]
+    .concat();
+    for (row, column, value) in cells {
+        stream.extend(biff_cell(*row, *column, value));
+    }
+    stream.extend(eof);
+    let mut file = cfb::CompoundFile::create(Cursor::new(Vec::new())).expect("a compound file");
+    file.create_stream("Workbook")
+        .expect("a stream")
+        .write_all(&stream)
+        .expect("written");
+    file.flush().expect("flushed");
+    file.into_inner().into_inner()
+}
+
+#[test]
+fn an_xls_reads_as_its_csv_twin_row_for_row() {
+    // From column B and row 2 on, with a title above the header.
+    let cells = [
+        (1, 1, Text("정산내역")),
+        (3, 1, Text("주문번호")),
+        (3, 2, Text("결제금액")),
+        (4, 1, Text("A-1")),
+        (4, 2, Number(1000.0)),
+        (5, 1, Number(123_456_789_012.0)),
+        (5, 2, Text("(1,250,000)")),
+        (7, 1, Text("합계")),
+        (7, 2, Number(-1_249_000.0)),
+    ];
+    let (from_xls, format) = entries_of(xls("정산", &cells), None).expect("a settlement .xls");
+    let csv = "\n,정산내역\n\n,주문번호,결제금액\n,A-1,1000\n,123456789012,\"(1,250,000)\"\n\n,합계,-1249000\n";
+    let (from_csv, _) = entries_of(csv.as_bytes().to_vec(), None).expect("a settlement file");
+    assert_eq!(from_xls, from_csv);
+    assert_eq!(
+        format,
+        Format::Workbook {
+            kind: Kind::Xls,
+            sheet: "정산".into()
+        }
+    );
+    let row = |line, order_id: &str, amount| {
+        Entry::Row(Row {
+            line,
+            order_id: order_id.into(),
+            amount,
+            date: None,
+        })
+    };
+    assert_eq!(
+        from_xls,
+        vec![
+            skip(1, SkipReason::BlankLine),
+            skip(2, SkipReason::BeforeHeader),
+            skip(3, SkipReason::BlankLine),
+            row(5, "A-1", 1000),
+            row(6, "123456789012", -1_250_000),
+            skip(7, SkipReason::BlankLine),
+            skip(8, SkipReason::SummaryRow),
+        ]
+    );
+}
+
+#[test]
+fn an_xls_whose_cells_span_too_much_is_refused_before_calamine_lays_it_out() {
+    // Two cells of a few bytes each, far apart: a 65,536 × 256 grid.
+    let cells = [(0, 0, Text("orderNo")), (65_535, 255, Text("amount"))];
+    assert_eq!(
+        unreadable(xls("Sheet1", &cells)),
+        WorkbookProblem::TooLarge {
+            part: "sheets' cells".into(),
+            limit: super::biff::MAX_XLS_CELLS
+        }
+    );
+}
+
+#[test]
+fn a_reader_gone_without_its_end_is_an_error_never_a_short_file() {
+    use super::{ChannelRows, Message, SheetRow};
+    use crate::settlement::parser::row::Rows as _;
+    let (sender, rows) = std::sync::mpsc::sync_channel(2);
+    let mut rows = ChannelRows {
+        rows,
+        row: SheetRow::default(),
+    };
+    sender
+        .send(Message::Row(SheetRow::default()))
+        .expect("sent");
+    sender.send(Message::End).expect("sent");
+    assert!(matches!(rows.advance(), Ok(true)));
+    assert!(matches!(rows.advance(), Ok(false)), "the end, said");
+    let (sender, receiver) = std::sync::mpsc::sync_channel(2);
+    rows.rows = receiver;
+    sender
+        .send(Message::Row(SheetRow::default()))
+        .expect("sent");
+    drop(sender); // as a thread that died part way
+    assert!(matches!(rows.advance(), Ok(true)));
+    assert!(matches!(
+        rows.advance(),
+        Err(ParseError::UnreadableWorkbook {
+            reason: WorkbookProblem::Corrupt(_)
+        })
+    ));
+}
+
+#[test]
+fn a_panic_is_told_in_its_words() {
+    let said = std::panic::catch_unwind(|| panic!("bad record {}", 7)).expect_err("a panic");
+    assert_eq!(super::panic_text(said.as_ref()), "bad record 7");
+    let said = std::panic::catch_unwind(|| std::panic::panic_any(7)).expect_err("a panic");
+    assert_eq!(super::panic_text(said.as_ref()), "a panic");
 }

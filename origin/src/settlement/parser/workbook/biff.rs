@@ -1,0 +1,242 @@
+//! What calamine will hold for an `.xls`, found before it reads one. calamine reads every
+//! sheet when it opens the workbook and builds each as a dense grid, so two cells far
+//! apart in a file of a few kilobytes ask for billions of cells, and a DIMENSIONS record
+//! can ask as much by itself. This walks the BIFF records the way calamine does — each
+//! sheet the workbook lists (BOUNDSHEET), from where it says the sheet starts — and adds
+//! up what the grids would take; and it tells an encrypted workbook by its parts.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use super::{WorkbookProblem, MAX_XLS_BYTES};
+use crate::settlement::parser::ParseError;
+
+/// The most cells calamine may lay out over all of an `.xls`'s sheets: a full BIFF8
+/// sheet of 65,536 rows is 30 columns of it (calamine keeps about 32 bytes a cell).
+pub const MAX_XLS_CELLS: u64 = 2_000_000;
+
+/// BIFF record types.
+const BOF: u16 = 0x0809;
+const EOF: u16 = 0x000A;
+const FILE_PASS: u16 = 0x002F;
+const BOUND_SHEET: u16 = 0x0085;
+const DIMENSIONS: u16 = 0x0200;
+const MUL_RK: u16 = 0x00BD;
+/// Records that start with the row and column of one cell: FORMULA, NUMBER, LABEL,
+/// RSTRING, BOOLERR, RK, LABELSST.
+const CELLS: [u16; 7] = [0x0006, 0x0203, 0x0204, 0x00D6, 0x0205, 0x027E, 0x00FD];
+
+/// Refuses the `.xls` when it is encrypted, or its sheets would take more than
+/// [`MAX_XLS_CELLS`]; leaves the reader at the start.
+pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
+    let corrupt = |error: std::io::Error| WorkbookProblem::Corrupt(error.to_string());
+    let mut file = cfb::CompoundFile::open(&mut *reader).map_err(corrupt)?;
+    // What Excel writes for "Encrypt with password", for .xlsx and .xls alike.
+    if file.exists("/EncryptedPackage") {
+        return Err(WorkbookProblem::Encrypted.into());
+    }
+    let name = ["/Workbook", "/Book"]
+        .into_iter()
+        .find(|name| file.is_stream(name))
+        .ok_or_else(|| WorkbookProblem::Corrupt("no Workbook stream".into()))?;
+    let mut stream = Vec::new();
+    file.open_stream(name)
+        .map_err(corrupt)?
+        .take(MAX_XLS_BYTES)
+        .read_to_end(&mut stream)
+        .map_err(corrupt)?;
+    drop(file);
+    reader.seek(SeekFrom::Start(0))?;
+    let mut cells: u64 = 0;
+    for (kind, data) in records(&stream) {
+        match kind {
+            FILE_PASS if u16_at(data, 0).is_some_and(|scheme| scheme != 0) => {
+                return Err(WorkbookProblem::Encrypted.into())
+            }
+            BOUND_SHEET => {
+                let start = u32_at(data, 0).unwrap_or_default() as usize;
+                let sheet = stream.get(start..).unwrap_or_default();
+                cells = cells.saturating_add(sheet_cells(sheet));
+                if cells > MAX_XLS_CELLS {
+                    return Err(WorkbookProblem::TooLarge {
+                        part: "sheets' cells".into(),
+                        limit: MAX_XLS_CELLS,
+                    }
+                    .into());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The records of a stream, `(type, data)`, up to the first that is cut short.
+fn records(stream: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
+    let mut rest = stream;
+    std::iter::from_fn(move || {
+        let kind = u16_at(rest, 0)?;
+        let length = usize::from(u16_at(rest, 2)?);
+        let data = rest.get(4..4 + length)?;
+        rest = rest.get(4 + length..).unwrap_or_default();
+        Some((kind, data))
+    })
+}
+
+/// The cells a sheet asks calamine for: the grid spanning its cells, or what its
+/// DIMENSIONS reserves, whichever is more. Cells of nested substreams (charts) count
+/// too, which can only overstate it.
+fn sheet_cells(sheet: &[u8]) -> u64 {
+    let mut span = Span::default();
+    let mut reserved: u64 = 0;
+    let mut depth = 0usize;
+    for (kind, data) in records(sheet) {
+        match kind {
+            BOF => depth += 1,
+            EOF => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    break;
+                }
+            }
+            DIMENSIONS => reserved = reserved.max(dimensions(data)),
+            MUL_RK => {
+                if let (Some(row), Some(first), Some(last)) = (
+                    u16_at(data, 0),
+                    u16_at(data, 2),
+                    data.len().checked_sub(2).and_then(|at| u16_at(data, at)),
+                ) {
+                    span.add(row, first);
+                    span.add(row, last);
+                }
+            }
+            kind if CELLS.contains(&kind) => {
+                if let (Some(row), Some(column)) = (u16_at(data, 0), u16_at(data, 2)) {
+                    span.add(row, column);
+                }
+            }
+            _ => {}
+        }
+    }
+    span.cells().max(reserved)
+}
+
+/// The rows times columns a DIMENSIONS record declares (BIFF5's 16-bit rows or BIFF8's
+/// 32-bit ones).
+fn dimensions(data: &[u8]) -> u64 {
+    let (first_row, last_row, first_column, last_column) = match data.len() {
+        10 => (
+            u16_at(data, 0).map(u64::from),
+            u16_at(data, 2).map(u64::from),
+            u16_at(data, 4),
+            u16_at(data, 6),
+        ),
+        14 | 16 => (
+            u32_at(data, 0).map(u64::from),
+            u32_at(data, 4).map(u64::from),
+            u16_at(data, 8),
+            u16_at(data, 10),
+        ),
+        _ => return 0,
+    };
+    let (Some(first_row), Some(last_row), Some(first_column), Some(last_column)) =
+        (first_row, last_row, first_column, last_column)
+    else {
+        return 0;
+    };
+    // calamine starts the columns at 0 when the first is out of range.
+    let first_column = if first_column > 0xFF || last_column < first_column {
+        0
+    } else {
+        first_column
+    };
+    last_row.saturating_sub(first_row) * u64::from(last_column - first_column)
+}
+
+/// The rows and columns a sheet's cells span.
+#[derive(Debug, Default)]
+struct Span {
+    rows: Option<(u16, u16)>,
+    columns: Option<(u16, u16)>,
+}
+
+impl Span {
+    fn add(&mut self, row: u16, column: u16) {
+        let widen = |span: Option<(u16, u16)>, at: u16| match span {
+            Some((low, high)) => Some((low.min(at), high.max(at))),
+            None => Some((at, at)),
+        };
+        self.rows = widen(self.rows, row);
+        self.columns = widen(self.columns, column);
+    }
+
+    fn cells(&self) -> u64 {
+        match (self.rows, self.columns) {
+            (Some((top, bottom)), Some((left, right))) => {
+                (u64::from(bottom - top) + 1) * (u64::from(right - left) + 1)
+            }
+            _ => 0,
+        }
+    }
+}
+
+fn u16_at(data: &[u8], at: usize) -> Option<u16> {
+    let bytes: [u8; 2] = data.get(at..at + 2)?.try_into().ok()?;
+    Some(u16::from_le_bytes(bytes))
+}
+
+fn u32_at(data: &[u8], at: usize) -> Option<u32> {
+    let bytes: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+    Some(u32::from_le_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u16, data: &[u8]) -> Vec<u8> {
+        let mut bytes = kind.to_le_bytes().to_vec();
+        bytes.extend((data.len() as u16).to_le_bytes());
+        bytes.extend(data);
+        bytes
+    }
+
+    fn number(row: u16, column: u16) -> Vec<u8> {
+        let mut data = row.to_le_bytes().to_vec();
+        data.extend(column.to_le_bytes());
+        data.extend([0; 10]);
+        record(0x0203, &data)
+    }
+
+    #[test]
+    fn a_sheet_asks_for_the_grid_its_cells_span_or_what_it_reserves() {
+        let sheet = [
+            record(BOF, &[0; 16]),
+            number(2, 1),
+            number(9, 4),
+            record(EOF, &[]),
+            number(60_000, 200),
+        ]
+        .concat();
+        assert_eq!(
+            sheet_cells(&sheet),
+            8 * 4,
+            "rows 2–9, columns 1–4; after EOF nothing"
+        );
+        let mut dimensions = 0u32.to_le_bytes().to_vec();
+        dimensions.extend(4_000_000_000u32.to_le_bytes());
+        dimensions.extend([0, 0, 0, 1, 0, 0]);
+        let reserving = [
+            record(BOF, &[0; 16]),
+            record(DIMENSIONS, &dimensions),
+            record(EOF, &[]),
+        ]
+        .concat();
+        assert_eq!(sheet_cells(&reserving), 4_000_000_000 * 256);
+    }
+
+    #[test]
+    fn records_stop_at_one_cut_short() {
+        let stream = [record(EOF, &[]), vec![0x03, 0x02, 0xFF, 0x00, 1]].concat();
+        assert_eq!(records(&stream).count(), 1);
+    }
+}
