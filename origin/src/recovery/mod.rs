@@ -19,6 +19,7 @@
 
 pub mod decide;
 mod lease;
+mod refund;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,7 +28,7 @@ use futures_util::StreamExt as _;
 use serde::Serialize;
 
 use crate::clock::now_ms;
-use crate::gateway::{CancelAnswer, GatewayClient};
+use crate::gateway::GatewayClient;
 use crate::guard::PgGuard;
 use crate::metrics::Metrics;
 use crate::store::transient::retry_transient;
@@ -309,64 +310,6 @@ impl Recovery {
                 Ok(settled(current, view))
             }
         }
-    }
-}
-
-impl Recovery {
-    /// Cancels the late approval of a FAILED payment at the PG and records REFUNDED.
-    async fn refund(&self, payment: Payment) -> Result<Applied, StoreError> {
-        let now = now_ms();
-        let retry_at = now + self.config.backoff_base_ms;
-        if !payment.recovery.refund_due {
-            tracing::error!(order_id = %payment.order_id, reason = payment.failure_reason.as_deref(), "the PG approved a payment recorded FAILED; cancelling the charge");
-            // Owed durably before the PG is asked, so a crash cannot forget it.
-            let marked = retry_transient(&self.metrics, "mark_refund_due", || {
-                self.store
-                    .mark_refund_due(payment.payment_id, retry_at, now)
-            })
-            .await?;
-            if !marked {
-                let current = self.store.payment_by_id(payment.payment_id).await?;
-                return Ok(settled(current, PgView::Cancelled));
-            }
-        }
-        let answer = match self
-            .guard
-            .call(self.gateway.cancel(&payment.order_id))
-            .await
-        {
-            Ok(answer) => answer,
-            Err(refusal) => CancelAnswer::Unavailable {
-                cause: format!("the recovery guard refused: {}", refusal.reason()),
-            },
-        };
-        if answer != CancelAnswer::Cancelled {
-            tracing::warn!(order_id = %payment.order_id, ?answer, "a late approval could not be cancelled yet; retrying later");
-            self.metrics.late_approval("refund_pending");
-            retry_transient(&self.metrics, "mark_refund_due", || {
-                self.store
-                    .mark_refund_due(payment.payment_id, retry_at, now_ms())
-            })
-            .await?;
-            return Ok(Applied::RefundPending(payment));
-        }
-        let note = format!(
-            "the PG approved it after it was recorded FAILED ({}); the charge was cancelled",
-            payment.failure_reason.as_deref().unwrap_or("no reason")
-        );
-        let refunded = retry_transient(&self.metrics, "record_refunded", || {
-            self.store
-                .record_refunded(payment.payment_id, &note, now_ms())
-        })
-        .await?;
-        let current = match refunded {
-            Some(payment) => payment,
-            None => self.store.payment_by_id(payment.payment_id).await?,
-        };
-        tracing::info!(order_id = %current.order_id, "late approval cancelled at the PG: REFUNDED");
-        self.metrics.late_approval("refunded");
-        self.metrics.payment_settled(current.status);
-        Ok(Applied::Refunded(current))
     }
 }
 
