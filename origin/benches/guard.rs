@@ -12,7 +12,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use origin::gateway::GatewayAnswer;
 use origin::guard::breaker::BreakerConfig;
 use origin::guard::limiter::LimiterConfig;
-use origin::guard::{GuardConfig, PgGuard};
+use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use rules::sliding_window::Rate;
 
@@ -73,7 +73,7 @@ fn bench(c: &mut Criterion) {
     ];
     let mut group = c.benchmark_group("guard call");
     for (name, config) in configs {
-        let guard = PgGuard::new("bench", config, Arc::new(Metrics::default()));
+        let guard = GatewayGuard::new("bench", config, Arc::new(Metrics::default()));
         for _ in 0..100_000 {
             let answer = run_ready(guard.call(approved()));
             assert!(
@@ -85,7 +85,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(run_ready(guard.call(approved()))))
         });
     }
-    let open = PgGuard::new(
+    let open = GatewayGuard::new(
         "bench",
         GuardConfig {
             breaker: Some(BreakerConfig {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
 use origin::gateway::GatewayClient;
-use origin::guard::{GuardConfig, PgGuard};
+use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use origin::recovery::decide::RecoveryConfig;
 use origin::recovery::Recovery;
@@ -76,7 +76,7 @@ async fn measure(name: &str, url: &str, gateway: &str) {
     let recovery = Recovery::new(
         store,
         GatewayClient::new(gateway).expect("a client"),
-        PgGuard::new(
+        GatewayGuard::new(
             "recover",
             GuardConfig {
                 bulkhead: 16,
@@ -85,7 +85,7 @@ async fn measure(name: &str, url: &str, gateway: &str) {
             metrics.clone(),
         ),
         metrics,
-        RecoveryConfig::for_pg_timeout(Duration::from_secs(3)),
+        RecoveryConfig::for_gateway_timeout(Duration::from_secs(3)),
     );
     let started = Instant::now();
     let report = recovery.run_cycle().await;

@@ -14,7 +14,7 @@ use crate::callback;
 use crate::edge_signature::{require_edge_signature, EdgeVerifier};
 use crate::error::ApiError;
 use crate::gateway::GatewayClient;
-use crate::guard::PgGuard;
+use crate::guard::GatewayGuard;
 use crate::metrics::Metrics;
 use crate::overload::{count_requests, shed_excess, Capacity};
 use crate::payments;
@@ -28,7 +28,7 @@ pub struct AppState {
     pub store: Arc<dyn Store>,
     pub gateway: GatewayClient,
     /// The guard in front of every approval call.
-    pub guard: Arc<PgGuard>,
+    pub guard: Arc<GatewayGuard>,
     pub edge: Arc<EdgeVerifier>,
     pub metrics: Arc<Metrics>,
     pub passwords: Arc<Passwords>,

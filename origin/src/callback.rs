@@ -13,7 +13,7 @@ use rules::callback::{self, CallbackBody, CallbackStatus, SIGNATURE_HEADER, TIME
 use crate::app::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
-use crate::recovery::decide::PgView;
+use crate::recovery::decide::GatewayStatus;
 use crate::recovery::Applied;
 
 pub async fn receive(
@@ -44,12 +44,12 @@ pub async fn receive(
             message: format!("not a callback body: {err}"),
         })?;
     let view = match callback.status {
-        CallbackStatus::Approved => PgView::Approved {
+        CallbackStatus::Approved => GatewayStatus::Approved {
             approved_at: callback.approved_at,
             amount: callback.amount,
         },
-        CallbackStatus::Declined => PgView::Declined,
-        CallbackStatus::Cancelled => PgView::Cancelled,
+        CallbackStatus::Declined => GatewayStatus::Declined,
+        CallbackStatus::Cancelled => GatewayStatus::Cancelled,
     };
     let payment = state
         .store

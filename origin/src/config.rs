@@ -192,7 +192,7 @@ impl OriginConfig {
                     1,
                     90 * 24 * 3_600_000,
                 )? as i64,
-                ..RecoveryConfig::for_pg_timeout(guard.timeout)
+                ..RecoveryConfig::for_gateway_timeout(guard.timeout)
             },
         })
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::recovery::decide::PgView;
+use crate::recovery::decide::GatewayStatus;
 
 /// What the PG said to one approval request, as far as we can know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,27 +123,27 @@ impl GatewayClient {
 impl GatewayClient {
     /// Asks the PG what became of an order (`GET /v1/payments/{orderId}`). Safe to ask
     /// any number of times; bounded by the caller's guard.
-    pub async fn status(&self, order_id: &str) -> PgView {
+    pub async fn status(&self, order_id: &str) -> GatewayStatus {
         let url = format!("{}/v1/payments/{order_id}", self.base_url);
-        let unavailable = |cause: String| PgView::Unavailable { cause };
+        let unavailable = |cause: String| GatewayStatus::Unavailable { cause };
         let response = match self.http.get(&url).send().await {
             Ok(response) => response,
             Err(err) => return unavailable(describe(&err)),
         };
         match response.status().as_u16() {
-            404 => return PgView::NotFound,
+            404 => return GatewayStatus::NotFound,
             200 => {}
             other => return unavailable(format!("gateway answered {other}")),
         }
         match response.json::<StatusReply>().await {
             Ok(reply) => match reply.status.as_str() {
-                "APPROVED" => PgView::Approved {
+                "APPROVED" => GatewayStatus::Approved {
                     approved_at: reply.approved_at,
                     amount: reply.amount,
                 },
-                "DECLINED" => PgView::Declined,
-                "PENDING" => PgView::Pending,
-                "CANCELLED" => PgView::Cancelled,
+                "DECLINED" => GatewayStatus::Declined,
+                "PENDING" => GatewayStatus::Pending,
+                "CANCELLED" => GatewayStatus::Cancelled,
                 other => unavailable(format!("unexpected gateway status {other}")),
             },
             Err(err) => unavailable(describe(&err)),

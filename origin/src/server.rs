@@ -11,7 +11,7 @@ use crate::app::{app, metrics_app, AppState};
 use crate::config::OriginConfig;
 use crate::edge_signature::EdgeVerifier;
 use crate::gateway::GatewayClient;
-use crate::guard::{GuardConfig, PgGuard};
+use crate::guard::{GatewayGuard, GuardConfig};
 use crate::idempotency;
 use crate::metrics::Metrics;
 use crate::overload::Capacity;
@@ -43,7 +43,7 @@ pub fn recovery(
     Ok(Recovery::new(
         store,
         GatewayClient::new(&config.gateway_url)?,
-        PgGuard::new(RECOVER_GUARD, guard, metrics.clone()),
+        GatewayGuard::new(RECOVER_GUARD, guard, metrics.clone()),
         metrics,
         config.recovery,
     ))
@@ -70,7 +70,11 @@ pub async fn serve(
     let state = AppState {
         store: store.clone(),
         gateway: GatewayClient::new(&config.gateway_url)?,
-        guard: Arc::new(PgGuard::new(APPROVE_GUARD, config.guard, metrics.clone())),
+        guard: Arc::new(GatewayGuard::new(
+            APPROVE_GUARD,
+            config.guard,
+            metrics.clone(),
+        )),
         edge: Arc::new(EdgeVerifier::new(config.edge_secret.clone())),
         metrics: metrics.clone(),
         passwords: Arc::new(Passwords::new()?),

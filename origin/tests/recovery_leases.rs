@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use origin::clock::now_ms;
 use origin::gateway::GatewayClient;
-use origin::guard::{GuardConfig, PgGuard};
+use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use origin::recovery::decide::RecoveryConfig;
 use origin::recovery::Recovery;
@@ -35,14 +35,14 @@ fn recovery(store: Arc<dyn Store>, gateway: &str) -> Recovery {
     Recovery::new(
         store,
         GatewayClient::new(gateway).expect("a gateway client"),
-        PgGuard::new("recover", guard, metrics.clone()),
+        GatewayGuard::new("recover", guard, metrics.clone()),
         metrics,
         RecoveryConfig {
             min_age_ms: 0,
             // Asked once, a payment is not due again during the test.
             not_found_spacing_ms: 60_000,
             backoff_base_ms: 60_000,
-            ..RecoveryConfig::for_pg_timeout(PG_TIMEOUT)
+            ..RecoveryConfig::for_gateway_timeout(PG_TIMEOUT)
         },
     )
 }

@@ -27,10 +27,10 @@ enum Retry {
 
 #[derive(Default)]
 struct Figures {
-    pg_requests: Vec<f64>,
+    gateway_requests: Vec<f64>,
     client: Vec<f64>,
     approvals: Vec<f64>,
-    pg_max_per_s: Vec<f64>,
+    gateway_max_per_s: Vec<f64>,
     p95: Vec<f64>,
 }
 
@@ -207,28 +207,33 @@ async fn record(f: &mut Figures, stack: &Stack, samples: &[Sample]) -> anyhow::R
     let ledger: Value = stack.ledger().await?;
     let times: Vec<u64> = received(&ledger).into_iter().map(|(_, at)| at).collect();
     let all: Vec<_> = samples.iter().collect();
-    f.pg_requests.push(times.len() as f64);
+    f.gateway_requests.push(times.len() as f64);
     f.client.push(samples.len() as f64);
     f.approvals
         .push(ledger["approvals"].as_array().map_or(0, Vec::len) as f64);
-    f.pg_max_per_s.push(max_in_any_window(&times, 1_000) as f64);
+    f.gateway_max_per_s
+        .push(max_in_any_window(&times, 1_000) as f64);
     f.p95.push(percentile_ms(&all, 95.0));
     Ok(())
 }
 
 fn row(label: &str, f: &Figures) -> Vec<String> {
     let factors: Vec<f64> = f
-        .pg_requests
+        .gateway_requests
         .iter()
         .zip(&f.client)
         .map(|(pg, c)| pg / c.max(1.0))
         .collect();
     vec![
         label.to_owned(),
-        format!("{} / {}", range(&f.pg_requests, 0), range(&f.client, 0)),
+        format!(
+            "{} / {}",
+            range(&f.gateway_requests, 0),
+            range(&f.client, 0)
+        ),
         format!("{}×", range(&factors, 2)),
         range(&f.approvals, 0),
-        range(&f.pg_max_per_s, 0),
+        range(&f.gateway_max_per_s, 0),
         format!("{} ms", range(&f.p95, 0)),
     ]
 }

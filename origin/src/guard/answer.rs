@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::gateway::{CancelAnswer, GatewayAnswer};
-use crate::recovery::decide::PgView;
+use crate::recovery::decide::GatewayStatus;
 
 /// Why a call that timed out has no answer.
 fn no_answer_within(timeout: Duration) -> String {
@@ -70,7 +70,7 @@ impl Answer for CancelAnswer {
     }
 }
 
-impl Answer for PgView {
+impl Answer for GatewayStatus {
     fn timed_out(timeout: Duration) -> Self {
         Self::Unavailable {
             cause: no_answer_within(timeout),

@@ -81,7 +81,7 @@ impl Refusal {
 }
 
 /// The guard in front of one kind of PG call; `name` labels its metrics.
-pub struct PgGuard {
+pub struct GatewayGuard {
     name: &'static str,
     config: GuardConfig,
     epoch: Instant,
@@ -93,7 +93,7 @@ pub struct PgGuard {
     metrics: Arc<Metrics>,
 }
 
-impl PgGuard {
+impl GatewayGuard {
     pub fn new(name: &'static str, config: GuardConfig, metrics: Arc<Metrics>) -> Self {
         let guard = Self {
             name,
@@ -235,7 +235,7 @@ impl PgGuard {
 /// back the half-open probe slot it may hold. The bulkhead slot goes with it, and
 /// either way the limiter hears that the call is over.
 struct Permit<'a> {
-    guard: &'a PgGuard,
+    guard: &'a GatewayGuard,
     breaker: Option<BreakerPermit>,
     slot: Option<OwnedSemaphorePermit>,
     /// Whether the limiter counts this call until it is over (it is asked last).

@@ -10,9 +10,12 @@ use crate::gateway::GatewayAnswer;
 
 const APPROVED: GatewayAnswer = GatewayAnswer::Approved { approved_at: 1 };
 
-fn guard(config: GuardConfig) -> (PgGuard, Arc<Metrics>) {
+fn guard(config: GuardConfig) -> (GatewayGuard, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::default());
-    (PgGuard::new("approve", config, metrics.clone()), metrics)
+    (
+        GatewayGuard::new("approve", config, metrics.clone()),
+        metrics,
+    )
 }
 
 fn small_breaker() -> BreakerConfig {
@@ -27,7 +30,7 @@ fn small_breaker() -> BreakerConfig {
 
 /// A call through `guard` that the PG answers APPROVED once `release` is sent or dropped.
 fn held_call(
-    guard: &Arc<PgGuard>,
+    guard: &Arc<GatewayGuard>,
 ) -> (
     oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<GatewayAnswer, Refusal>>,

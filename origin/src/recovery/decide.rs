@@ -39,12 +39,12 @@ pub struct RecoveryConfig {
 }
 
 impl RecoveryConfig {
-    /// The SPEC defaults, for a PG whose calls time out after `pg_timeout`.
-    pub fn for_pg_timeout(pg_timeout: Duration) -> Self {
+    /// The SPEC defaults, for a PG whose calls time out after `gateway_timeout`.
+    pub fn for_gateway_timeout(gateway_timeout: Duration) -> Self {
         Self {
             interval: Duration::from_secs(30),
             min_age_ms: 30_000,
-            not_found_spacing_ms: 2 * pg_timeout.as_millis() as i64,
+            not_found_spacing_ms: 2 * gateway_timeout.as_millis() as i64,
             not_found_needed: 3,
             max_age_ms: 24 * 3_600_000,
             backoff_base_ms: 30_000,
@@ -71,7 +71,7 @@ pub struct RecoveryState {
 
 /// The PG's answer to "what happened to this order?".
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PgView {
+pub enum GatewayStatus {
     /// `approved_at` when the PG says; else the time recovery learned it.
     Approved {
         approved_at: Option<i64>,
@@ -113,10 +113,15 @@ pub struct Subject<'a> {
     pub state: &'a RecoveryState,
 }
 
-pub fn decide(subject: Subject<'_>, pg: &PgView, now_ms: i64, config: &RecoveryConfig) -> Decision {
+pub fn decide(
+    subject: Subject<'_>,
+    status: &GatewayStatus,
+    now_ms: i64,
+    config: &RecoveryConfig,
+) -> Decision {
     let state = subject.state;
-    match pg {
-        PgView::Approved {
+    match status {
+        GatewayStatus::Approved {
             approved_at,
             amount,
         } => Decision::Approve {
@@ -128,11 +133,11 @@ pub fn decide(subject: Subject<'_>, pg: &PgView, now_ms: i64, config: &RecoveryC
                 )
             }),
         },
-        PgView::Declined => Decision::Fail { reason: "DECLINED" },
-        PgView::Cancelled => Decision::Fail {
+        GatewayStatus::Declined => Decision::Fail { reason: "DECLINED" },
+        GatewayStatus::Cancelled => Decision::Fail {
             reason: "CANCELLED_AT_PG",
         },
-        PgView::NotFound => {
+        GatewayStatus::NotFound => {
             let spaced = state
                 .last_not_found_at
                 .is_none_or(|last| now_ms - last > config.not_found_spacing_ms);
@@ -162,7 +167,7 @@ pub fn decide(subject: Subject<'_>, pg: &PgView, now_ms: i64, config: &RecoveryC
                 },
             }
         }
-        PgView::Pending | PgView::Unavailable { .. } => {
+        GatewayStatus::Pending | GatewayStatus::Unavailable { .. } => {
             let attempts = state.attempts + 1;
             let age = now_ms - subject.created_at;
             let too_old = age > config.max_age_ms;
@@ -176,7 +181,7 @@ pub fn decide(subject: Subject<'_>, pg: &PgView, now_ms: i64, config: &RecoveryC
                 (true, None) => Some(format!(
                     "unresolved {} h after it was made; last PG answer: {}",
                     age / 3_600_000,
-                    describe(pg)
+                    describe(status)
                 )),
                 (false, None) => None,
             };
@@ -201,10 +206,10 @@ fn backoff(attempts: u32, config: &RecoveryConfig) -> i64 {
         .min(config.backoff_max_ms)
 }
 
-fn describe(pg: &PgView) -> String {
-    match pg {
-        PgView::Pending => "still processing".to_owned(),
-        PgView::Unavailable { cause } => format!("unavailable ({cause})"),
+fn describe(status: &GatewayStatus) -> String {
+    match status {
+        GatewayStatus::Pending => "still processing".to_owned(),
+        GatewayStatus::Unavailable { cause } => format!("unavailable ({cause})"),
         other => format!("{other:?}"),
     }
 }

@@ -26,9 +26,9 @@ const TIMEOUTS_PER_LEASE: u32 = 3;
 /// The shortest lease, however fast the PG is said to time out.
 const SHORTEST: Duration = Duration::from_secs(1);
 
-/// How long a lease lasts for a PG whose calls time out after `pg_timeout`.
-pub fn length(pg_timeout: Duration) -> Duration {
-    (pg_timeout * TIMEOUTS_PER_LEASE).max(SHORTEST)
+/// How long a lease lasts for a PG whose calls time out after `gateway_timeout`.
+pub fn length(gateway_timeout: Duration) -> Duration {
+    (gateway_timeout * TIMEOUTS_PER_LEASE).max(SHORTEST)
 }
 
 /// A random token naming one recovery's life.

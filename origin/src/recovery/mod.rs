@@ -29,12 +29,12 @@ use serde::Serialize;
 
 use crate::clock::now_ms;
 use crate::gateway::GatewayClient;
-use crate::guard::PgGuard;
+use crate::guard::GatewayGuard;
 use crate::metrics::Metrics;
 use crate::store::transient::retry_transient;
 use crate::store::{Lease, Payment, PaymentStatus, Store, StoreError};
 use crate::supervisor::{self, Heartbeat};
-use decide::{decide, Decision, PgView, RecoveryConfig, Subject};
+use decide::{decide, Decision, GatewayStatus, RecoveryConfig, Subject};
 use lease::{Held, Renewer};
 
 /// Payments claimed at a time.
@@ -80,7 +80,7 @@ pub enum Applied {
     /// It was already settled; the PG's word agrees with it.
     AlreadySettled(Payment),
     /// It was already settled the other way round: an operator must look.
-    Disagrees { payment: Payment, pg: PgView },
+    Disagrees { payment: Payment, pg: GatewayStatus },
     /// A late approval, cancelled at the PG: REFUNDED.
     Refunded(Payment),
     /// A late approval the PG could not cancel yet: retried by the job.
@@ -90,7 +90,7 @@ pub enum Applied {
 pub struct Recovery {
     store: Arc<dyn Store>,
     gateway: GatewayClient,
-    guard: PgGuard,
+    guard: GatewayGuard,
     metrics: Arc<Metrics>,
     config: RecoveryConfig,
     /// When a cycle of [`Recovery::run_every_interval`] last completed.
@@ -103,7 +103,7 @@ impl Recovery {
     pub fn new(
         store: Arc<dyn Store>,
         gateway: GatewayClient,
-        guard: PgGuard,
+        guard: GatewayGuard,
         metrics: Arc<Metrics>,
         config: RecoveryConfig,
     ) -> Self {
@@ -130,7 +130,7 @@ impl Recovery {
         lease::length(self.guard.config().timeout)
     }
 
-    pub fn guard(&self) -> &PgGuard {
+    pub fn guard(&self) -> &GatewayGuard {
         &self.guard
     }
 
@@ -193,12 +193,12 @@ impl Recovery {
                 .buffer_unordered(CONCURRENCY)
                 .collect::<Vec<_>>();
             let results = renewer.renewing(&held, claimed_at, work).await;
-            let mut pg_away = false;
+            let mut gateway_away = false;
             for result in results.into_iter().flatten() {
                 report.examined += 1;
                 match result {
                     Ok((applied, asked)) => {
-                        pg_away |= !asked;
+                        gateway_away |= !asked;
                         count(&mut report, &applied);
                     }
                     Err(err) => {
@@ -207,7 +207,7 @@ impl Recovery {
                     }
                 }
             }
-            if pg_away {
+            if gateway_away {
                 report.stopped_early = true;
                 break;
             }
@@ -250,18 +250,23 @@ impl Recovery {
             .await
         {
             Ok(view) => view,
-            Err(refusal) => PgView::Unavailable {
+            Err(refusal) => GatewayStatus::Unavailable {
                 cause: format!("the recovery guard refused: {}", refusal.reason()),
             },
         };
-        let asked = !matches!(view, PgView::Unavailable { .. });
+        let asked = !matches!(view, GatewayStatus::Unavailable { .. });
         Ok((self.apply(payment, view).await?, asked))
     }
 
     /// Converges `payment` to the PG's word `view`, now: the job's step, and a
     /// callback's.
-    pub async fn apply(&self, payment: Payment, view: PgView) -> Result<Applied, StoreError> {
-        if payment.status == PaymentStatus::Failed && matches!(view, PgView::Approved { .. }) {
+    pub async fn apply(
+        &self,
+        payment: Payment,
+        view: GatewayStatus,
+    ) -> Result<Applied, StoreError> {
+        if payment.status == PaymentStatus::Failed && matches!(view, GatewayStatus::Approved { .. })
+        {
             return self.refund(payment).await;
         }
         if !matches!(
@@ -314,9 +319,9 @@ impl Recovery {
 }
 
 /// The PG's word about a payment that is already settled.
-fn settled(payment: Payment, view: PgView) -> Applied {
+fn settled(payment: Payment, view: GatewayStatus) -> Applied {
     let agrees = match (&payment.status, &view) {
-        (PaymentStatus::Approved, PgView::Approved { .. }) => true,
+        (PaymentStatus::Approved, GatewayStatus::Approved { .. }) => true,
         (PaymentStatus::Approved, _) => false,
         _ => true,
     };

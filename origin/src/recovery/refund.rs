@@ -7,7 +7,7 @@ use crate::gateway::CancelAnswer;
 use crate::store::transient::retry_transient;
 use crate::store::{Payment, StoreError};
 
-use super::decide::PgView;
+use super::decide::GatewayStatus;
 use super::{settled, Applied, Recovery};
 
 impl Recovery {
@@ -25,7 +25,7 @@ impl Recovery {
             .await?;
             if !marked {
                 let current = self.store.payment_by_id(payment.payment_id).await?;
-                return Ok(settled(current, PgView::Cancelled));
+                return Ok(settled(current, GatewayStatus::Cancelled));
             }
         }
         let answer = match self

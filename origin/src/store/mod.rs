@@ -1,6 +1,6 @@
 //! Where payments are kept. All SQL lives behind [`Store`]; the use cases never see it.
 //!
-//! SQLite ([`sqlite::SqliteStore`]) is the default; PostgreSQL ([`postgres::PgStore`])
+//! SQLite ([`sqlite::SqliteStore`]) is the default; PostgreSQL ([`postgres::PostgresStore`])
 //! is for several origin instances sharing one database. [`open`] chooses by the URL's
 //! scheme.
 

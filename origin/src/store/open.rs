@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::postgres::PgStore;
+use super::postgres::PostgresStore;
 use super::sqlite::SqliteStore;
 use super::Store;
 use crate::crypto::FieldCipher;
@@ -48,7 +48,7 @@ pub async fn open(
                 .with_context(|| format!("DATABASE_URL: cannot open {shown}"))?,
         ),
         Some(Backend::Postgres) => Arc::new(
-            PgStore::open(url, acquire_timeout, cipher)
+            PostgresStore::open(url, acquire_timeout, cipher)
                 .await
                 .with_context(|| format!("DATABASE_URL: cannot open {shown}"))?,
         ),

@@ -25,7 +25,7 @@ use crate::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::settlement::reconcile::Finding;
 
 /// Nothing waits on the database without a bound (SPEC §3.7): a connection comes
-/// within the acquire timeout given to [`PgStore::open`], a row or table lock within
+/// within the acquire timeout given to [`PostgresStore::open`], a row or table lock within
 /// 3 s (SQLite's busy timeout; then 55P03, transient), and no statement runs longer
 /// than 5 s. Set on every connection the pool opens.
 const SESSION_BOUNDS: &str = "SET lock_timeout = '3s'; SET statement_timeout = '5s'";
@@ -40,12 +40,12 @@ const PAYMENT_COLUMNS: &str = "id, order_id, user_id, payment_key, amount, event
 const HOLDS_A_UNIT: &str = "status IN ('PENDING', 'UNKNOWN', 'APPROVED')";
 
 #[derive(Clone)]
-pub struct PgStore {
+pub struct PostgresStore {
     cipher: FieldCipher,
     pool: PgPool,
 }
 
-impl PgStore {
+impl PostgresStore {
     /// Connects to the database at `url` (`postgres://…`) and migrates it; instances
     /// starting together migrate one after the other (the migrator holds an advisory
     /// lock). A request waits at most `acquire_timeout` for a connection.
@@ -72,7 +72,7 @@ impl PgStore {
 }
 
 #[async_trait]
-impl Store for PgStore {
+impl Store for PostgresStore {
     async fn insert_pending(&self, new: NewPayment) -> Result<Payment, StoreError> {
         let insert = format!(
             "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
@@ -749,7 +749,7 @@ impl Store for PgStore {
     }
 }
 
-impl PgStore {
+impl PostgresStore {
     /// A payment row, its payment key opened.
     fn payment_from_row(&self, row: &PgRow) -> Result<Payment, StoreError> {
         let status: String = row.try_get("status")?;

@@ -17,7 +17,7 @@ use origin::app::{app, metrics_app, AppState};
 use origin::clock::now_ms;
 use origin::edge_signature::EdgeVerifier;
 use origin::gateway::GatewayClient;
-use origin::guard::{GuardConfig, PgGuard};
+use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use origin::overload::Capacity;
 use origin::recovery::decide::RecoveryConfig;
@@ -59,7 +59,7 @@ impl Origin {
         let state = AppState {
             store: store.clone(),
             gateway: GatewayClient::new(gateway_url).unwrap(),
-            guard: Arc::new(PgGuard::new("approve", guard, metrics.clone())),
+            guard: Arc::new(GatewayGuard::new("approve", guard, metrics.clone())),
             edge: Arc::new(EdgeVerifier::new(SECRET.to_vec())),
             metrics: metrics.clone(),
             passwords: Arc::new(Passwords::new().unwrap()),
@@ -68,9 +68,9 @@ impl Origin {
             recovery: Arc::new(Recovery::new(
                 store.clone(),
                 GatewayClient::new(gateway_url).unwrap(),
-                PgGuard::new("recover", guard, metrics.clone()),
+                GatewayGuard::new("recover", guard, metrics.clone()),
                 metrics.clone(),
-                RecoveryConfig::for_pg_timeout(guard.timeout),
+                RecoveryConfig::for_gateway_timeout(guard.timeout),
             )),
             callback_secret: None,
         };

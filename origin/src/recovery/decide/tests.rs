@@ -5,10 +5,10 @@ use super::*;
 const SPACING: i64 = 6_000;
 
 fn config() -> RecoveryConfig {
-    RecoveryConfig::for_pg_timeout(Duration::from_secs(3))
+    RecoveryConfig::for_gateway_timeout(Duration::from_secs(3))
 }
 
-fn decide_at(state: &RecoveryState, pg: &PgView, now_ms: i64) -> Decision {
+fn decide_at(state: &RecoveryState, pg: &GatewayStatus, now_ms: i64) -> Decision {
     let subject = Subject {
         amount: 5_000,
         created_at: 0,
@@ -29,7 +29,7 @@ fn the_pgs_word_settles_the_payment() {
     let fresh = RecoveryState::default();
     let cases = [
         (
-            PgView::Approved {
+            GatewayStatus::Approved {
                 approved_at: Some(77),
                 amount: 5_000,
             },
@@ -39,7 +39,7 @@ fn the_pgs_word_settles_the_payment() {
             },
         ),
         (
-            PgView::Approved {
+            GatewayStatus::Approved {
                 approved_at: None,
                 amount: 5_000,
             },
@@ -48,9 +48,12 @@ fn the_pgs_word_settles_the_payment() {
                 flag: None,
             },
         ),
-        (PgView::Declined, Decision::Fail { reason: "DECLINED" }),
         (
-            PgView::Cancelled,
+            GatewayStatus::Declined,
+            Decision::Fail { reason: "DECLINED" },
+        ),
+        (
+            GatewayStatus::Cancelled,
             Decision::Fail {
                 reason: "CANCELLED_AT_PG",
             },
@@ -63,7 +66,7 @@ fn the_pgs_word_settles_the_payment() {
 
 #[test]
 fn an_approval_of_another_amount_is_kept_and_flagged() {
-    let pg = PgView::Approved {
+    let pg = GatewayStatus::Approved {
         approved_at: Some(5),
         amount: 9_000,
     };
@@ -78,14 +81,14 @@ fn not_found_fails_only_at_the_third_spaced_answer() {
     let mut state = RecoveryState::default();
     let mut now = 40_000;
     for count in 1..=2 {
-        state = later(decide_at(&state, &PgView::NotFound, now));
+        state = later(decide_at(&state, &GatewayStatus::NotFound, now));
         assert_eq!(state.not_found_count, count);
         assert_eq!(state.last_not_found_at, Some(now));
         assert_eq!(state.next_attempt_at, now + SPACING + 1);
         now = state.next_attempt_at;
     }
     assert_eq!(
-        decide_at(&state, &PgView::NotFound, now),
+        decide_at(&state, &GatewayStatus::NotFound, now),
         Decision::Fail {
             reason: "NOT_FOUND_AT_PG"
         }
@@ -100,12 +103,12 @@ fn a_not_found_too_soon_after_the_last_does_not_count() {
         ..RecoveryState::default()
     };
     for now in [40_000, 41_000, 40_000 + SPACING] {
-        let next = later(decide_at(&state, &PgView::NotFound, now));
+        let next = later(decide_at(&state, &GatewayStatus::NotFound, now));
         assert_eq!(next.not_found_count, 2, "at {now}");
         assert_eq!(next.next_attempt_at, 40_000 + SPACING + 1);
     }
     assert!(matches!(
-        decide_at(&state, &PgView::NotFound, 40_000 + SPACING + 1),
+        decide_at(&state, &GatewayStatus::NotFound, 40_000 + SPACING + 1),
         Decision::Fail { .. }
     ));
 }
@@ -117,7 +120,7 @@ fn an_approval_after_not_found_answers_still_wins() {
         last_not_found_at: Some(40_000),
         ..RecoveryState::default()
     };
-    let pg = PgView::Approved {
+    let pg = GatewayStatus::Approved {
         approved_at: Some(45_000),
         amount: 5_000,
     };
@@ -133,14 +136,14 @@ fn a_busy_or_absent_pg_is_asked_again_with_a_doubling_backoff() {
     let mut now = 40_000;
     let mut waits = Vec::new();
     for pg in [
-        PgView::Pending,
-        PgView::Unavailable {
+        GatewayStatus::Pending,
+        GatewayStatus::Unavailable {
             cause: "connection refused".into(),
         },
-        PgView::Pending,
-        PgView::Pending,
-        PgView::Pending,
-        PgView::Pending,
+        GatewayStatus::Pending,
+        GatewayStatus::Pending,
+        GatewayStatus::Pending,
+        GatewayStatus::Pending,
     ] {
         state = later(decide_at(&state, &pg, now));
         waits.push(state.next_attempt_at - now);
@@ -154,7 +157,7 @@ fn a_busy_or_absent_pg_is_asked_again_with_a_doubling_backoff() {
 #[test]
 fn past_the_maximum_age_it_is_flagged_and_still_asked() {
     let day = 24 * 3_600_000;
-    let pg = PgView::Unavailable {
+    let pg = GatewayStatus::Unavailable {
         cause: "connection refused".into(),
     };
     let state = later(decide_at(&RecoveryState::default(), &pg, day + 1));
@@ -169,7 +172,7 @@ fn past_the_maximum_age_it_is_flagged_and_still_asked() {
             flag: Some(flag.clone()),
             ..RecoveryState::default()
         },
-        &PgView::Pending,
+        &GatewayStatus::Pending,
         day + 2,
     ));
     assert_eq!(still.flag, Some(flag), "the first reason is kept");
@@ -183,7 +186,7 @@ fn not_found_answers_are_counted_at_any_age() {
         ..RecoveryState::default()
     };
     assert!(matches!(
-        decide_at(&state, &PgView::NotFound, 48 * 3_600_000),
+        decide_at(&state, &GatewayStatus::NotFound, 48 * 3_600_000),
         Decision::Fail { .. }
     ));
 }
