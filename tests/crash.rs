@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use support::eventually::eventually;
 use support::{order_body, Killer, System};
 
 async fn run_recovery(system: &System) -> Value {
@@ -90,14 +91,21 @@ async fn a_kill_9_during_each_phase_of_the_call_converges_to_the_pgs_truth() {
 
 /// Waits until the simulator has received `count` confirms.
 async fn wait_for_requests(system: &System, count: u64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while system.ledger().await["requestCount"].as_u64() < Some(count) {
-        assert!(
-            Instant::now() < deadline,
-            "the PG never got {count} confirms"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    ledger_counts(system, "requestCount", count, Duration::from_secs(10)).await;
+}
+
+/// Waits until the simulator's ledger counts `count` or more under `field`.
+async fn ledger_counts(system: &System, field: &str, count: u64, within: Duration) {
+    let what = format!("the PG's {field} reached {count}");
+    eventually(&what, within, Duration::from_millis(20), || async {
+        let seen = system.ledger().await[field].as_u64();
+        if seen >= Some(count) {
+            Ok(())
+        } else {
+            Err(format!("{seen:?}"))
+        }
+    })
+    .await;
 }
 
 /// A slow PG: each confirm answered after 300 ms to 1.5 s.
@@ -165,10 +173,19 @@ async fn confirms_with_a_kill(
     (orders, answered)
 }
 
-/// Whether every payment `held` is APPROVED or FAILED.
-fn all_settled(held: &BTreeMap<String, Value>) -> bool {
-    held.values()
-        .all(|p| p["status"] == "APPROVED" || p["status"] == "FAILED")
+/// `Ok` when there are at least `at_least` payments `held` and every one is APPROVED or
+/// FAILED; else the unsettled ones.
+fn settled(held: &BTreeMap<String, Value>, at_least: usize) -> Result<(), String> {
+    let unsettled: Vec<_> = held
+        .iter()
+        .filter(|(_, p)| !(p["status"] == "APPROVED" || p["status"] == "FAILED"))
+        .map(|(order_id, p)| format!("{order_id} {}", p["status"]))
+        .collect();
+    if unsettled.is_empty() && held.len() >= at_least {
+        Ok(())
+    } else {
+        Err(format!("{} held, unsettled {unsettled:?}", held.len()))
+    }
 }
 
 /// Runs recovery at `base` until every payment is settled, then checks that the origin
@@ -180,15 +197,16 @@ async fn recover_and_agree(
     answered: &BTreeSet<String>,
 ) {
     system.set_faults(json!({"mode": "NORMAL"})).await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        tokio::time::sleep(Duration::from_millis(600)).await;
-        system.run_recovery_at(base).await;
-        if all_settled(&system.payments_at(base).await) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "payments still unsettled");
-    }
+    eventually(
+        "every payment settled",
+        Duration::from_secs(60),
+        Duration::from_millis(600),
+        || async {
+            system.run_recovery_at(base).await;
+            settled(&system.payments_at(base).await, 0)
+        },
+    )
+    .await;
     agree(system, base, orders, answered).await;
 }
 
@@ -202,22 +220,13 @@ async fn settles_by_itself(
     answered: &BTreeSet<String>,
     restarted: Instant,
 ) -> Duration {
-    loop {
-        let held = system.payments_at(base).await;
-        if all_settled(&held) && held.len() >= answered.len() {
-            break;
-        }
-        let unsettled: Vec<_> = held
-            .iter()
-            .filter(|(_, p)| !(p["status"] == "APPROVED" || p["status"] == "FAILED"))
-            .map(|(order_id, p)| format!("{order_id} {}", p["status"]))
-            .collect();
-        assert!(
-            restarted.elapsed() < CONVERGED_WITHIN,
-            "unsettled {CONVERGED_WITHIN:?} after the restart: {unsettled:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    eventually(
+        "every payment settled by the recovery loop after the restart",
+        CONVERGED_WITHIN.saturating_sub(restarted.elapsed()),
+        Duration::from_millis(250),
+        || async { settled(&system.payments_at(base).await, answered.len()) },
+    )
+    .await;
     let took = restarted.elapsed();
     agree(system, base, orders, answered).await;
     took
@@ -362,14 +371,7 @@ fn report(name: &str, line: &str) {
 
 /// Waits until the PG has been asked `count` status queries.
 async fn wait_for_status_queries(system: &System, count: u64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while system.ledger().await["statusQueryCount"].as_u64() < Some(count) {
-        assert!(
-            Instant::now() < deadline,
-            "the PG was never asked {count} status queries"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    ledger_counts(system, "statusQueryCount", count, Duration::from_secs(30)).await;
 }
 
 #[tokio::test]

@@ -3,10 +3,11 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use support::eventually::eventually;
 use support::{System, OPERATOR_TOKEN};
 
 const PRICE: i64 = 5000;
@@ -230,19 +231,19 @@ async fn a_late_approval_is_cancelled_at_the_pg_and_its_unit_sold_once() {
         "{failed}"
     );
 
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let refunded = loop {
-        let listed = system.operator_get("/admin/payments?status=REFUNDED").await;
-        if let Some(payment) = listed["payments"].as_array().and_then(|l| l.first()) {
-            break payment.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the late approval was never refunded: {}",
-            system.origin_metrics().await
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let refunded = eventually(
+        "the late approval refunded",
+        Duration::from_secs(15),
+        Duration::from_millis(100),
+        || async {
+            let listed = system.operator_get("/admin/payments?status=REFUNDED").await;
+            match listed["payments"].as_array().and_then(|l| l.first()) {
+                Some(payment) => Ok(payment.clone()),
+                None => Err(system.origin_metrics().await),
+            }
+        },
+    )
+    .await;
     assert_eq!(refunded["orderId"], "o-late");
     assert!(refunded["recovery"]["flag"]
         .as_str()

@@ -4,11 +4,12 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use rules::signing::SignedRequest;
 use serde_json::{json, Value};
+use support::eventually::eventually;
 use support::{now_ms, System};
 
 async fn confirm(system: &System, order_id: &str) -> (StatusCode, Value) {
@@ -44,15 +45,20 @@ fn set(orders: &[&str]) -> BTreeSet<String> {
 
 /// Polls `GET /admin/guard` until `done` holds (10 s at most).
 async fn guard_until(system: &System, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let guard = system.operator_get("/admin/guard").await;
-        if done(&guard) {
-            return guard;
-        }
-        assert!(Instant::now() < deadline, "guard never got there: {guard}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the guard got there",
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        || async {
+            let guard = system.operator_get("/admin/guard").await;
+            if done(&guard) {
+                Ok(guard)
+            } else {
+                Err(guard.to_string())
+            }
+        },
+    )
+    .await
 }
 
 async fn recent_payments(system: &System) -> reqwest::Response {
@@ -267,15 +273,20 @@ async fn past_its_request_cap_the_api_sheds_at_once_while_metrics_answer() {
         .await;
     let held = async { tokio::join!(confirm(&system, "o-1"), confirm(&system, "o-2")) };
     let checks = async {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !system
-            .origin_metrics()
-            .await
-            .contains(r#"origin_gateway_in_flight{guard="approve"} 2"#)
-        {
-            assert!(Instant::now() < deadline, "the calls never went out");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        eventually(
+            "both calls in flight",
+            Duration::from_secs(10),
+            Duration::from_millis(50),
+            || async {
+                let metrics = system.origin_metrics().await;
+                if metrics.contains(r#"origin_gateway_in_flight{guard="approve"} 2"#) {
+                    Ok(())
+                } else {
+                    Err(metrics)
+                }
+            },
+        )
+        .await;
         let shed = recent_payments(&system).await;
         let retry_after = shed.headers().get("retry-after").cloned();
         let answer = (shed.status(), shed.json::<Value>().await.expect("JSON"));

@@ -2,10 +2,11 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use support::eventually::eventually;
 use support::System;
 
 fn order(order_id: &str, amount: i64) -> String {
@@ -51,14 +52,20 @@ async fn a_key_runs_once_replays_its_answer_and_refuses_another_body() {
     let body = order("o-1", 5000);
     let first = confirm(&system, "user-1", Some("key-1"), &body);
     let duplicate = async {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while system.ledger().await["requestCount"] == 0 {
-            assert!(
-                Instant::now() < deadline,
-                "the first confirm never reached the PG"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        eventually(
+            "the first confirm reached the PG",
+            Duration::from_secs(10),
+            Duration::from_millis(20),
+            || async {
+                let ledger = system.ledger().await;
+                if ledger["requestCount"] == 0 {
+                    Err(ledger.to_string())
+                } else {
+                    Ok(())
+                }
+            },
+        )
+        .await;
         confirm(&system, "user-1", Some("key-1"), &body).await
     };
     let (first, duplicate) = tokio::join!(first, duplicate);

@@ -4,11 +4,12 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::future::join_all;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use support::eventually::eventually;
 use support::{EdgeSetup, System, OPERATOR_TOKEN};
 
 async fn start(vars: &[(&'static str, &str)]) -> System {
@@ -211,23 +212,25 @@ async fn an_unused_pass_expires_and_admits_the_next_without_a_poll() {
     assert_eq!(enter(&system, &second, "drop-4").await["admitted"], false);
 
     // user-1 never polls again: only the room's alarm can move user-2 up.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let now: Value = status(&system, &second, "drop-4")
-            .await
-            .json()
-            .await
-            .unwrap();
-        if now["admitted"] == true {
-            assert_eq!(now["position"], 1);
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "user-2 was not admitted after the pass expired: {now}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let now = eventually(
+        "user-2 admitted after the pass expired",
+        Duration::from_secs(20),
+        Duration::from_millis(250),
+        || async {
+            let now: Value = status(&system, &second, "drop-4")
+                .await
+                .json()
+                .await
+                .unwrap();
+            if now["admitted"] == true {
+                Ok(now)
+            } else {
+                Err(now.to_string())
+            }
+        },
+    )
+    .await;
+    assert_eq!(now["position"], 1);
     assert_eq!(
         status(&system, &first, "drop-4").await.status(),
         StatusCode::NOT_FOUND
@@ -237,15 +240,20 @@ async fn an_unused_pass_expires_and_admits_the_next_without_a_poll() {
 /// Polls `user`'s status until it says `soldOut`: the edge marks the queue once the
 /// `SOLD_OUT` answer has left, so the mark may trail that answer by a moment.
 async fn status_once_sold_out(system: &System, token: &str, event: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let now: Value = status(system, token, event).await.json().await.unwrap();
-        if now["soldOut"] == true {
-            return now;
-        }
-        assert!(Instant::now() < deadline, "never marked sold out: {now}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        "marked sold out",
+        Duration::from_secs(10),
+        Duration::from_millis(100),
+        || async {
+            let now: Value = status(system, token, event).await.json().await.unwrap();
+            if now["soldOut"] == true {
+                Ok(now)
+            } else {
+                Err(now.to_string())
+            }
+        },
+    )
+    .await
 }
 
 #[tokio::test]

@@ -12,10 +12,11 @@ use std::io::Read as _;
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rules::signing::SignedRequest;
 use serde_json::Value;
+use support::eventually::eventually;
 
 const SECRET: &str = "origin-log-test-secret-0123456789abcdef";
 
@@ -135,11 +136,16 @@ async fn a_closed_log_pipe_stops_neither_payments_nor_recovery() {
     let mut log = child.stderr.take().expect("the log pipe");
     let mut first = [0_u8; 256];
     log.read_exact(&mut first).expect("the origin logs");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while http.get(format!("{origin}/healthz")).send().await.is_err() {
-        assert!(Instant::now() < deadline, "the origin did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the origin started",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        || async {
+            let health = http.get(format!("{origin}/healthz")).send().await;
+            health.map(drop).map_err(|error| error.to_string())
+        },
+    )
+    .await;
     // The log shipper dies: from here every log write meets a closed pipe.
     drop(log);
     let cycles_before = metric(&http, &metrics, "origin_recovery_cycles_total").await;
@@ -155,26 +161,31 @@ async fn a_closed_log_pipe_stops_neither_payments_nor_recovery() {
     let unknown = confirm(&http, &origin, "closed-pipe-unknown").await;
     assert_eq!(unknown.status(), reqwest::StatusCode::ACCEPTED);
     set_mode(&http, &gateway, "NORMAL").await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let read = http
-            .get(format!("{origin}/payments/closed-pipe-unknown"))
-            .headers(signed_headers(
-                "GET",
-                "/payments/closed-pipe-unknown",
-                "",
-                b"",
-            ))
-            .send()
-            .await
-            .expect("the origin answers");
-        let payment: Value = read.json().await.expect("a payment");
-        if payment["status"] == "APPROVED" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not converged: {payment}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        "the UNKNOWN payment converged",
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        || async {
+            let read = http
+                .get(format!("{origin}/payments/closed-pipe-unknown"))
+                .headers(signed_headers(
+                    "GET",
+                    "/payments/closed-pipe-unknown",
+                    "",
+                    b"",
+                ))
+                .send()
+                .await
+                .expect("the origin answers");
+            let payment: Value = read.json().await.expect("a payment");
+            if payment["status"] == "APPROVED" {
+                Ok(())
+            } else {
+                Err(payment.to_string())
+            }
+        },
+    )
+    .await;
     assert!(
         metric(&http, &metrics, "origin_recovery_cycles_total").await > cycles_before,
         "the recovery loop goes on"

@@ -3,6 +3,8 @@
 //! Then what only PostgreSQL has: several instances sharing one database, and its
 //! transient errors.
 
+#[path = "../../tests/support/eventually.rs"]
+mod eventually;
 #[path = "support/keys.rs"]
 mod keys;
 #[path = "support/postgres.rs"]
@@ -11,6 +13,7 @@ mod test_postgres;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use eventually::eventually;
 use futures_util::future::join_all;
 use origin::recovery::decide::{Decision, RecoveryState};
 use origin::settlement::period::Period;
@@ -1337,21 +1340,27 @@ async fn a_request_waits_for_a_connection_no_longer_than_the_acquire_timeout() {
         tokio::spawn(async move { store.record_outcome(id, Outcome::Unknown, 2_000).await })
     });
     let waiting: Vec<_> = waiting.collect();
-    let mut monitor = PgConnection::connect(server.url()).await.unwrap();
+    let monitor = PgConnection::connect(server.url()).await.unwrap();
     let count_waiting = "SELECT count(*) FROM pg_stat_activity \
          WHERE application_name = 'origin' AND wait_event_type = 'Lock'";
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let count: i64 = sqlx::query_scalar(count_waiting)
-            .fetch_one(&mut monitor)
-            .await
-            .unwrap();
-        if count == i64::from(MAX_CONNECTIONS) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{count} connections wait");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let monitor = tokio::sync::Mutex::new(monitor);
+    eventually(
+        "every connection waits on the lock",
+        Duration::from_secs(2),
+        Duration::from_millis(10),
+        || async {
+            let count: i64 = sqlx::query_scalar(count_waiting)
+                .fetch_one(&mut *monitor.lock().await)
+                .await
+                .unwrap();
+            if count == i64::from(MAX_CONNECTIONS) {
+                Ok(())
+            } else {
+                Err(format!("{count} connections wait"))
+            }
+        },
+    )
+    .await;
     let started = Instant::now();
     let refused = store.recent_payments("user-1", 1).await;
     assert!(matches!(refused, Err(StoreError::Busy)), "{refused:?}");

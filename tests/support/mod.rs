@@ -13,6 +13,7 @@
 mod postgres;
 
 mod edge;
+pub mod eventually;
 
 use std::fs;
 use std::net::TcpListener;

@@ -23,7 +23,10 @@ pub mod limiter;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock, so tests can pause it; it reads the monotonic clock otherwise.
+use tokio::time::Instant;
 
 use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};

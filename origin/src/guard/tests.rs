@@ -54,7 +54,7 @@ async fn counted(calls: &AtomicU32, answer: GatewayAnswer) -> GatewayAnswer {
     answer
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_call_past_the_timeout_is_unknown_and_counts_as_a_failure() {
     let (guard, metrics) = guard(GuardConfig {
         timeout: Duration::from_millis(20),
@@ -82,7 +82,7 @@ async fn a_call_past_the_timeout_is_unknown_and_counts_as_a_failure() {
     assert_eq!(metrics.gateway_in_flight("approve"), 0);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn declines_and_business_rejections_keep_the_breaker_closed() {
     let (guard, _) = guard(GuardConfig {
         breaker: Some(small_breaker()),
@@ -102,7 +102,7 @@ async fn declines_and_business_rejections_keep_the_breaker_closed() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn connection_errors_5xx_and_429_open_the_breaker() {
     for failure in [
         GatewayAnswer::NotSent,
@@ -127,7 +127,7 @@ async fn connection_errors_5xx_and_429_open_the_breaker() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_full_bulkhead_refuses_at_once_and_a_finished_call_frees_its_slot() {
     let (guard, metrics) = guard(GuardConfig {
         bulkhead: 2,
@@ -153,7 +153,7 @@ async fn a_full_bulkhead_refuses_at_once_and_a_finished_call_frees_its_slot() {
     assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_cancelled_probe_gives_its_slot_back() {
     let (guard, _) = guard(GuardConfig {
         breaker: Some(BreakerConfig {
@@ -178,7 +178,7 @@ async fn a_cancelled_probe_gives_its_slot_back() {
     assert_eq!(view.bulkhead.available, 50);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_limiter_refuses_past_its_rate_and_counts_only_sent_calls() {
     let one_per_minute = Rate {
         limit: 1,
@@ -204,7 +204,7 @@ async fn the_limiter_refuses_past_its_rate_and_counts_only_sent_calls() {
 /// The sliding window counts a call while it is in flight and for a window after it
 /// is over, answered or abandoned, so the PG's own clock never sees more than the limit;
 /// a refused call counts nothing and ends nothing.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
     let window = Duration::from_secs(1);
     let past_the_window = window + window / 4;
@@ -254,7 +254,7 @@ async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
     assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_open_breaker_refuses_before_the_bulkhead_or_limiter_are_asked() {
     let (guard, _) = guard(GuardConfig {
         bulkhead: 1,
@@ -275,7 +275,7 @@ async fn an_open_breaker_refuses_before_the_bulkhead_or_limiter_are_asked() {
     assert_eq!(guard.view().bulkhead.available, 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn everything_off_lets_every_call_through() {
     let (guard, _) = guard(GuardConfig {
         bulkhead: 0,
