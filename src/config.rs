@@ -107,7 +107,7 @@ impl EdgeConfig {
             let text = vars.get(name).unwrap_or_else(|| default.to_owned());
             parse_rate(&text).map_err(|err| invalid(name, err))
         };
-        // `none` turns rate limiting off; unset means the routes of SPEC §2.3.
+        // `none` turns rate limiting off; unset means the default routes (`docs/design/rate-limits.md`).
         let routes = vars
             .get("RATE_LIMITED_ROUTES")
             .unwrap_or_else(|| DEFAULT_ROUTES.to_owned());

@@ -3,7 +3,7 @@
 //!
 //! One object serialises every request it sees — about 1,000 a second on Cloudflare.
 //! Past that, `RATE_LIMIT_GLOBAL_SHARDS = N` spreads the route over N objects, each
-//! holding its share of the limit (see ARCHITECTURE.md for what that gives up).
+//! holding its share of the limit (see docs/design/rate-limits.md for what that gives up).
 
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 

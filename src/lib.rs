@@ -1,7 +1,7 @@
 //! The edge: a Cloudflare Worker that admits browsers and forwards only admitted
 //! payment confirms to the origin.
 //!
-//! Every request takes the cheapest refusal first (SPEC §2.1): the bearer token is
+//! Every request takes the cheapest refusal first (`docs/design/rate-limits.md`): the bearer token is
 //! verified locally with no I/O, the body is validated before any round trip, and only
 //! then is the request signed and forwarded. The rules themselves live in the `rules`
 //! crate; this crate is the thin shell around them.

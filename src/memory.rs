@@ -15,7 +15,7 @@
 //!   once it has been told, later `SOLD_OUT` answers need not tell it again.
 //!
 //! Memory can only refuse, never admit, so no limit is ever exceeded through it. What it
-//! may get wrong is in ARCHITECTURE.md ("Refusals from memory"). Every map is bounded:
+//! may get wrong is in docs/design/rate-limits.md ("Refusals from memory"). Every map is bounded:
 //! entries expire when they stop meaning anything, a map holds a fixed number of live
 //! entries, and a user is owed at most [`OWED_PER_USER`] admissions. What does not fit is
 //! not remembered: a refusal then costs the calls it would without memory, an admission

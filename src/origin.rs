@@ -1,4 +1,4 @@
-//! The signed call to the origin (SPEC §2.6), and its answer passed back unchanged.
+//! The signed call to the origin (`docs/design/edge-trust.md`), and its answer passed back unchanged.
 
 use rules::signing::{
     SignedRequest, IDEMPOTENCY_KEY_HEADER, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER,

@@ -1,4 +1,4 @@
-//! Rate limits on the limited routes (SPEC §2.3): the user's window first — counted in
+//! Rate limits on the limited routes (`docs/design/rate-limits.md`): the user's window first — counted in
 //! the same call to the user's session object as the denylist check — then, only when
 //! the user is admitted, the route's global window (one shard of it, drawn at random).
 //!

@@ -3,7 +3,7 @@
 //! shape is unit tested here; the route only encodes it (UTF-8 with a byte
 //! order mark, or CP949) and answers.
 //!
-//! The file has the quirks of a real PG's export (SPEC §3.4), all of which
+//! The file has the quirks of a real PG's export (`docs/design/settlement.md`), all of which
 //! the origin's parser (`origin/src/settlement/parser.rs`) reads:
 //! - Korean headers with columns the origin ignores: `거래일시` (UTC,
 //!   `YYYY-MM-DD HH:MM:SS`), `가맹점ID`, `결제수단`, `수수료`, `정산금액`.

@@ -159,8 +159,8 @@ fn write_index(out: &Path) -> anyhow::Result<()> {
         .unwrap_or_default();
     let mut text = format!(
         "# Experiments\n\n\
-         The seed's resilience experiments (SPEC §6), reproduced against the real processes \
-         by the `lab` crate. Each configuration runs several times; figures are min–max over \
+         The resilience experiments of the engineering write-ups this project started from \
+         (\"the seed\"), reproduced against the real processes by the `lab` crate. Each configuration runs several times; figures are min–max over \
          the runs, the seed's beside ours; each report says where its figures come from.\n\n\
          Reproduce (each starts and stops its own processes on loopback):\n\n\
          ```sh\n\

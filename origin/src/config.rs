@@ -181,7 +181,7 @@ impl OriginConfig {
                 interval: recovery_interval,
                 // Half an interval: an answer in the first half of a cycle is due again
                 // by the next cycle's start (asked then), then less and less often;
-                // never first waiting longer than the SPEC's 30 s.
+                // never first waiting longer than the 30 s between cycles by default.
                 backoff_base_ms: (recovery_interval / 2)
                     .min(Duration::from_secs(30))
                     .as_millis() as i64,

@@ -1,4 +1,4 @@
-//! The origin trusts only the edge (SPEC §2.6): every signed route passes through
+//! The origin trusts only the edge (`docs/design/edge-trust.md`): every signed route passes through
 //! [`require_edge_signature`], which refuses a missing, wrong, stale or replayed
 //! signature before any handler runs, and hands the handler the [`EdgeCaller`].
 //!

@@ -1,4 +1,4 @@
-//! Idempotency-Key on confirm (SPEC §3.1, IETF draft semantics), per user:
+//! Idempotency-Key on confirm (`docs/design/payments.md`, IETF draft semantics), per user:
 //!
 //! | the key… | answer |
 //! |---|---|

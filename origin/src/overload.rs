@@ -1,4 +1,4 @@
-//! The API's own limits (SPEC §3.7): a cap on requests handled at once, with the
+//! The API's own limits (`docs/design/guard.md`): a cap on requests handled at once, with the
 //! excess answered 503 `BUSY` + `Retry-After` at once instead of queueing; a deadline
 //! on each request, so a client that sends its body slowly cannot keep a slot; and a
 //! count of every answer by route and status for the metrics listener.

@@ -1,4 +1,4 @@
-//! The operator's reconciliation routes (SPEC §3.4): upload a settlement file and get
+//! The operator's reconciliation routes (`docs/design/settlement.md`): upload a settlement file and get
 //! the counts at once; list the exception queue; resolve an item with a note.
 //!
 //! An upload is spooled to an anonymous temporary file as it arrives (never held in

@@ -1,4 +1,4 @@
-//! Gateway → origin callbacks (SPEC §4, "signed callbacks").
+//! Gateway → origin callbacks (`docs/design/recovery.md`, "signed callbacks").
 //!
 //! When the payment gateway decides a charge (approved or declined) or cancels one, it
 //! tells the origin by `POST`ing a [`CallbackBody`] to the origin's callback URL. The

@@ -9,7 +9,7 @@
 
 use crate::sliding_window::{ceil_secs, Rate};
 
-/// The default `RATE_LIMITED_ROUTES`: the mutating routes of SPEC §2.3.
+/// The default `RATE_LIMITED_ROUTES`: the mutating routes (`docs/design/rate-limits.md`).
 pub const DEFAULT_ROUTES: &str = "POST /payments/confirm, POST /queue/*/enter";
 
 /// The limits of one route.

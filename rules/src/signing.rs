@@ -1,4 +1,4 @@
-//! Edge → origin request signing (SPEC §2.6).
+//! Edge → origin request signing (`docs/design/edge-trust.md`).
 //!
 //! The origin trusts only the edge. Every forwarded request carries the caller's user
 //! id, a timestamp, a random nonce and an HMAC-SHA256 over the canonical string below,

@@ -1,4 +1,4 @@
-//! The exact sliding window (SPEC §2.3): in *any* interval of length W, at most L
+//! The exact sliding window (`docs/design/rate-limits.md`): in *any* interval of length W, at most L
 //! admissions — not the two-fixed-windows approximation, which lets up to 2L through
 //! around a boundary.
 //!

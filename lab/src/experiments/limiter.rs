@@ -152,7 +152,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         if worst_edge > LIMIT as f64 {
             ": a few milliseconds of transit, not always the same, brought admissions closer \
              together. The edge's limits protect capacity; the PG's own limit is the origin \
-             sliding window's to keep, on the PG's clock (ARCHITECTURE.md, \"Whose clock\")."
+             sliding window's to keep, on the PG's clock (docs/design/rate-limits.md, \"Whose clock\")."
         } else {
             "."
         }

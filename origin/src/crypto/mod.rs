@@ -1,4 +1,4 @@
-//! Envelope encryption of sensitive fields (payment keys, account numbers): SPEC §3.5.
+//! Envelope encryption of sensitive fields (payment keys, account numbers): `docs/design/encryption.md`.
 //!
 //! Each value gets a fresh random 256-bit data key (DEK). The value is sealed under the
 //! DEK with AES-256-GCM, and the DEK is sealed ("wrapped") under a key-encryption key

@@ -12,8 +12,8 @@
 //! Every transition starts a new *generation*, and every permit carries the generation
 //! it was admitted in. An outcome reported on a permit of an earlier generation is
 //! ignored: a timeout of a call sent while the breaker was open-for-probing must not
-//! land in the fresh window of the closed state and re-open it (the seed's run 1, where
-//! that took recovery from 3.8 s to 12.6 s). A permit given back without an outcome
+//! land in the fresh window of the closed state and re-open it (in the seed's breaker
+//! experiment, run 1, that took recovery from 3.8 s to 12.6 s: `docs/experiments.md`). A permit given back without an outcome
 //! (the call was never made, or its task was dropped) frees its half-open slot.
 
 use std::collections::VecDeque;
@@ -39,7 +39,7 @@ pub struct BreakerConfig {
 }
 
 impl Default for BreakerConfig {
-    /// The SPEC defaults (seed 000, ADR-014).
+    /// The defaults the seed's experiments chose (`docs/design/guard.md`).
     fn default() -> Self {
         Self {
             window: 20,

@@ -1,4 +1,4 @@
-//! The PG guard (SPEC §3.2): what stands between a payment and the payment gateway.
+//! The PG guard (`docs/design/guard.md`): what stands between a payment and the payment gateway.
 //!
 //! | device | refused call becomes |
 //! |---|---|
@@ -51,7 +51,7 @@ pub struct GuardConfig {
 }
 
 impl Default for GuardConfig {
-    /// The SPEC defaults.
+    /// The defaults (`docs/design/guard.md`).
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(3),

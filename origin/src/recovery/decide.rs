@@ -39,7 +39,8 @@ pub struct RecoveryConfig {
 }
 
 impl RecoveryConfig {
-    /// The SPEC defaults, for a PG whose calls time out after `gateway_timeout`.
+    /// The defaults (`docs/design/recovery.md`), for a gateway whose calls time out after
+    /// `gateway_timeout`.
     pub fn for_gateway_timeout(gateway_timeout: Duration) -> Self {
         Self {
             interval: Duration::from_secs(30),

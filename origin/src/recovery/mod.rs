@@ -1,4 +1,4 @@
-//! The recovery job (SPEC §3.3): converges UNKNOWN payments, and PENDING ones a
+//! The recovery job (`docs/design/recovery.md`): converges UNKNOWN payments, and PENDING ones a
 //! crashed confirm left behind, to what the PG says happened.
 //!
 //! A cycle claims due payments a page at a time — each claim is a lease, so several

@@ -1,5 +1,5 @@
 //! Settlement reconciliation: the PG's settlement file set against our APPROVED
-//! payments (SPEC §3.4).
+//! payments (`docs/design/settlement.md`).
 //!
 //! - [`parser`] — the settlement file read as a stream of rows (header by name after
 //!   any title lines; a CSV in UTF-8 or CP949 with RFC 4180 quoting, or an Excel

@@ -24,7 +24,7 @@ use crate::settlement::period::Period;
 use crate::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::settlement::reconcile::Finding;
 
-/// Nothing waits on the database without a bound (SPEC §3.7): a connection comes
+/// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
 /// within the acquire timeout given to [`PostgresStore::open`], a row or table lock within
 /// 3 s (SQLite's busy timeout; then 55P03, transient), and no statement runs longer
 /// than 5 s. Set on every connection the pool opens.

@@ -22,7 +22,7 @@ use crate::settlement::period::Period;
 use crate::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::settlement::reconcile::Finding;
 
-/// Nothing waits on the database without a bound (SPEC §3.7): a connection comes
+/// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
 /// within the acquire timeout given to [`SqliteStore::open`], a lock within this.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
 const MAX_CONNECTIONS: u32 = 8;

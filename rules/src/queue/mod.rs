@@ -1,4 +1,4 @@
-//! The first-come queue of one event, with admission passes (SPEC §2.4): 100,000+ people
+//! The first-come queue of one event, with admission passes (`docs/design/queue.md`): 100,000+ people
 //! for a 100-item drop, one Durable Object per event.
 //!
 //! Arrival order is a sequence number from a counter, never a timestamp — two arrivals

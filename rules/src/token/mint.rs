@@ -1,4 +1,4 @@
-//! Minting access tokens (SPEC §2.2): the edge's half of the contract the policy checks.
+//! Minting access tokens (`docs/design/sessions.md`): the edge's half of the contract the policy checks.
 //!
 //! The edge supplies what the rules may not make themselves — the random `jti` and the
 //! times — and names the key. The token is written here rather than through a JWT

@@ -1,4 +1,4 @@
-//! Access tokens (SPEC §2.2): which keys are trusted, what a valid token is, and how
+//! Access tokens (`docs/design/sessions.md`): which keys are trusted, what a valid token is, and how
 //! the edge mints one.
 //!
 //! Verification is a policy, not a library default: every leniency that would let one

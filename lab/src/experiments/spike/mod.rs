@@ -270,7 +270,7 @@ fn seed_reading() -> String {
     "The seed's 5xx went the other way from its p95: none without control, 113 (0.55 %) \
      with it — deadlocks of its outbox inserts under the fixed window's bursts at each \
      second's start — and 0.00 % once deadlocks were retried (p95 then 66 ms, and no \
-     deadlock happened in that run). SPEC §6 writes this as \"5xx 0.55 % → 0 %\". Our \
+     deadlock happened in that run): \"5xx 0.55 % → 0 %\". Our \
      SQLite takes one writer at a time and retries transient errors in every transaction, \
      and our limiter is a sliding window, so neither cause is present."
         .into()

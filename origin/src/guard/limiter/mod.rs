@@ -1,4 +1,4 @@
-//! The guard's optional rate limiter on calls sent to the PG (SPEC §3.2). Off by
+//! The guard's optional rate limiter on calls sent to the PG (`docs/design/guard.md`). Off by
 //! default: a limit nobody told us would only refuse our own payments.
 //!
 //! - **Token bucket** keeps the average: a full bucket lets a burst of `limit` through
