@@ -13,7 +13,7 @@ use rules::callback::{self, CallbackBody, CallbackStatus, SIGNATURE_HEADER, TIME
 use crate::app::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
-use crate::recovery::decide::GatewayStatus;
+use crate::gateway::GatewayStatus;
 use crate::recovery::Applied;
 
 pub async fn receive(

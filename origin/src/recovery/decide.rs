@@ -16,6 +16,8 @@
 
 use std::time::Duration;
 
+use crate::gateway::answers::GatewayStatus;
+
 /// How recovery paces itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecoveryConfig {
@@ -68,25 +70,6 @@ pub struct RecoveryState {
     pub flag: Option<String>,
     /// The PG approved it after it was recorded FAILED: the charge must be cancelled.
     pub refund_due: bool,
-}
-
-/// The PG's answer to "what happened to this order?".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GatewayStatus {
-    /// `approved_at` when the PG says; else the time recovery learned it.
-    Approved {
-        approved_at: Option<i64>,
-        amount: i64,
-    },
-    Declined,
-    Cancelled,
-    NotFound,
-    /// Received and still being processed.
-    Pending,
-    /// No answer: the PG is away, slow, or the recovery guard refused to ask.
-    Unavailable {
-        cause: String,
-    },
 }
 
 /// What to do with the payment.

@@ -28,13 +28,13 @@ use futures_util::StreamExt as _;
 use serde::Serialize;
 
 use crate::clock::now_ms;
-use crate::gateway::GatewayClient;
+use crate::gateway::{GatewayClient, GatewayStatus};
 use crate::guard::GatewayGuard;
 use crate::metrics::Metrics;
 use crate::store::transient::retry_transient;
 use crate::store::{Lease, Payment, PaymentStatus, Store, StoreError};
 use crate::supervisor::{self, Heartbeat};
-use decide::{decide, Decision, GatewayStatus, RecoveryConfig, Subject};
+use decide::{decide, Decision, RecoveryConfig, Subject};
 use lease::{Held, Renewer};
 
 /// Payments claimed at a time.

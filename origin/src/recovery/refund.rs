@@ -3,11 +3,10 @@
 //! then recorded REFUNDED; retried every cycle while the PG cannot cancel.
 
 use crate::clock::now_ms;
-use crate::gateway::CancelAnswer;
+use crate::gateway::{CancelAnswer, GatewayStatus};
 use crate::store::transient::retry_transient;
 use crate::store::{Payment, StoreError};
 
-use super::decide::GatewayStatus;
 use super::{settled, Applied, Recovery};
 
 impl Recovery {

@@ -9,26 +9,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::recovery::decide::GatewayStatus;
+pub mod answers;
 
-/// What the PG said to one approval request, as far as we can know it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GatewayAnswer {
-    Approved {
-        approved_at: i64,
-    },
-    Declined,
-    /// The PG received the request and refused it without charging (a 4xx).
-    Rejected {
-        status: u16,
-    },
-    /// The request never reached the PG.
-    NotSent,
-    /// The request may have reached the PG; only asking it later can tell.
-    Unknown {
-        cause: String,
-    },
-}
+pub use answers::{CancelAnswer, GatewayAnswer, GatewayStatus};
 
 /// A connection not made in this long is a PG that is not there: the request was not
 /// sent. The whole call is bounded by the guard's timeout.
@@ -149,17 +132,6 @@ impl GatewayClient {
             Err(err) => unavailable(describe(&err)),
         }
     }
-}
-
-/// What the PG said to a cancel (refund) of an approved charge.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CancelAnswer {
-    /// Cancelled now or before: no money is held.
-    Cancelled,
-    /// The PG refuses: nothing approved to cancel, or not decided yet.
-    Refused { status: u16, code: String },
-    /// No answer; ask again later.
-    Unavailable { cause: String },
 }
 
 impl GatewayClient {
