@@ -44,7 +44,7 @@ pub mod rate_windows;
 pub mod routes;
 pub mod session;
 
-pub use global_limiter::GlobalLimiter;
+pub use global_limiter::object::GlobalLimiter;
 pub use queue::object::WaitingRoom;
 pub use session::object::UserSession;
 

@@ -18,7 +18,7 @@ use rules::rate_limit::{limit_header, policy_header, QuotaState, RouteLimit};
 use worker::{Env, Response};
 
 use crate::error::ApiError;
-use crate::global_limiter::check_global;
+use crate::global_limiter::client::check_global;
 use crate::memory::{self, Release, Window};
 use crate::random;
 use crate::rate_windows::{WindowAnswer, WindowCheck};
