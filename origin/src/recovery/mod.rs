@@ -22,10 +22,11 @@ mod lease;
 mod refund;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde::Serialize;
+use tokio::time::Instant;
 
 use crate::clock::now_ms;
 use crate::gateway::{GatewayClient, GatewayStatus};
@@ -167,7 +168,7 @@ impl Recovery {
             length,
         };
         loop {
-            let claimed_at = tokio::time::Instant::now();
+            let claimed_at = Instant::now();
             let now = now_ms();
             let lease = Lease {
                 holder: &self.holder,
