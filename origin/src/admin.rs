@@ -9,7 +9,7 @@ use axum::response::Response;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::guard::GuardView;

@@ -11,36 +11,14 @@ use axum::{Json, Router};
 
 use crate::admin;
 use crate::callback;
-use crate::edge_signature::{require_edge_signature, EdgeVerifier};
+use crate::edge_signature::require_edge_signature;
 use crate::error::ApiError;
-use crate::gateway::GatewayClient;
-use crate::guard::GatewayGuard;
 use crate::metrics::Metrics;
 use crate::overload::{count_requests, shed_excess, Capacity};
 use crate::payments;
 use crate::reconciliations;
-use crate::recovery::Recovery;
-use crate::store::Store;
-use crate::users::{self, Passwords};
-
-#[derive(Clone)]
-pub struct AppState {
-    pub store: Arc<dyn Store>,
-    pub gateway: GatewayClient,
-    /// The guard in front of every approval call.
-    pub guard: Arc<GatewayGuard>,
-    pub edge: Arc<EdgeVerifier>,
-    pub metrics: Arc<Metrics>,
-    pub passwords: Arc<Passwords>,
-    /// `OPERATOR_TOKEN`; `None` turns the operator routes off.
-    pub operator_token: Option<Arc<str>>,
-    /// Requests the API handles at once.
-    pub capacity: Capacity,
-    /// The recovery job, also what a PG callback converges a payment through.
-    pub recovery: Arc<Recovery>,
-    /// `GATEWAY_CALLBACK_SECRET`; `None` refuses every callback.
-    pub callback_secret: Option<Arc<[u8]>>,
-}
+use crate::state::AppState;
+use crate::credentials;
 
 /// The API listener's routes.
 pub fn app(state: AppState) -> Router {
@@ -50,7 +28,7 @@ pub fn app(state: AppState) -> Router {
         .route("/payments/{order_id}", get(payments::get))
         .route(
             "/internal/credentials/verify",
-            post(users::verify_credentials),
+            post(credentials::verify_credentials),
         )
         .route_layer(from_fn_with_state(
             state.edge.clone(),

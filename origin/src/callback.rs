@@ -10,7 +10,7 @@ use axum::http::HeaderMap;
 use axum::Json;
 use rules::callback::{self, CallbackBody, CallbackStatus, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::gateway::GatewayStatus;

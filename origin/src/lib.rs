@@ -2,7 +2,7 @@
 //! payment gateway (PG) without ever deciding what it does not know.
 //!
 //! - [`server`] — `origin serve`: the store, both listeners, shutdown.
-//! - [`app`] — the API and metrics routers, built from [`app::AppState`].
+//! - [`app`] — the API and metrics routers; [`state`] — what every handler is given.
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
 //! - [`payments`] — confirm (TX 1, guarded gateway call, TX 2) and read-back.
 //! - [`idempotency`] — Idempotency-Key claims, replays and their retention.
@@ -15,7 +15,8 @@
 //!   our APPROVED payments; the exception queue. [`reconciliations`] — its operator routes.
 //! - [`crypto`] — envelope encryption of sensitive columns (AES-256-GCM data keys wrapped
 //!   by versioned KEKs); [`rotation`] — `origin keys rewrap`, onto the current KEK.
-//! - [`users`] — argon2id passwords, the credential check behind login, `origin user add`.
+//! - [`users`] — argon2id passwords, `origin user add`; [`credentials`] — the signed
+//!   credential check behind the edge's login.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
 //! - [`metrics`] — Prometheus text, on its own listener.
@@ -30,6 +31,7 @@ pub mod app;
 pub mod callback;
 pub mod clock;
 pub mod config;
+pub mod credentials;
 pub mod crypto;
 pub mod edge_signature;
 pub mod error;
@@ -45,6 +47,7 @@ pub mod recovery;
 pub mod rotation;
 pub mod server;
 pub mod settlement;
+pub mod state;
 pub mod store;
 pub mod supervisor;
 pub mod users;

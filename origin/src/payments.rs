@@ -15,7 +15,7 @@ use axum::{Extension, Json};
 use rules::confirm::{check_idempotency_key, check_order_id, ConfirmRequest};
 use rules::signing::IDEMPOTENCY_KEY_HEADER;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::clock::now_ms;
 use crate::edge_signature::EdgeCaller;
 use crate::error::{error_body, ApiError};

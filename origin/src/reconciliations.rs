@@ -17,7 +17,7 @@ use futures_util::{Stream, StreamExt as _};
 use serde::Deserialize;
 use tokio::io::AsyncWriteExt as _;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::settlement::period::Period;

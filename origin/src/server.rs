@@ -7,7 +7,8 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::app::{app, metrics_app, AppState};
+use crate::app::{app, metrics_app};
+use crate::state::AppState;
 use crate::config::OriginConfig;
 use crate::edge_signature::EdgeVerifier;
 use crate::gateway::GatewayClient;

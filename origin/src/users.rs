@@ -1,5 +1,5 @@
-//! Users and their passwords: argon2id hashes, the signed credential check behind the
-//! edge's login, and the operator's `origin user add`.
+//! Users and their passwords: argon2id hashes (checked by the credential route,
+//! `credentials.rs`, behind the edge's login) and the operator's `origin user add`.
 //!
 //! Hashing is deliberately slow (argon2id with the OWASP parameters of the `argon2`
 //! crate's defaults), so it runs on the blocking pool, at most a few at a time; past
@@ -11,13 +11,9 @@ use std::time::Duration;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::Json;
-use rules::credentials::{normalize_username, Credentials};
+use rules::credentials::normalize_username;
 use tokio::sync::Semaphore;
 
-use crate::app::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::store::{Store, StoreError, User};
@@ -43,7 +39,7 @@ impl Passwords {
     }
 
     /// Whether `password` matches `stored` (or, with no user, the decoy — never true).
-    async fn matches(
+    pub(crate) async fn matches(
         self: &Arc<Self>,
         password: String,
         stored: Option<String>,
@@ -61,29 +57,6 @@ impl Passwords {
         .await
         .map_err(ApiError::internal)
     }
-}
-
-/// `POST /internal/credentials/verify` (signed): 200 `{userId}` or 401.
-pub async fn verify_credentials(
-    State(state): State<AppState>,
-    body: Bytes,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let credentials = Credentials::parse(&body).map_err(|err| ApiError::BadRequest {
-        code: "INVALID_REQUEST",
-        message: err.to_string(),
-    })?;
-    let user = state.store.user_by_name(&credentials.username).await?;
-    let stored = user.as_ref().map(|user| user.password_hash.clone());
-    if !state
-        .passwords
-        .matches(credentials.password, stored)
-        .await?
-    {
-        tracing::info!(username = %credentials.username, "credentials refused");
-        return Err(ApiError::InvalidCredentials);
-    }
-    let user = user.ok_or_else(|| ApiError::internal("a decoy hash matched"))?;
-    Ok(Json(serde_json::json!({ "userId": user.id })))
 }
 
 /// What `origin user add` did.

@@ -1,0 +1,33 @@
+//! What every handler is given: the store, the gateway and its guard, the recovery job,
+//! the edge's verifier, the metrics and the operator's settings. The router (`app.rs`)
+//! hands it to the handlers; the handlers name it here, never the router.
+
+use std::sync::Arc;
+
+use crate::edge_signature::EdgeVerifier;
+use crate::gateway::GatewayClient;
+use crate::guard::GatewayGuard;
+use crate::metrics::Metrics;
+use crate::overload::Capacity;
+use crate::recovery::Recovery;
+use crate::store::Store;
+use crate::users::Passwords;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub gateway: GatewayClient,
+    /// The guard in front of every approval call.
+    pub guard: Arc<GatewayGuard>,
+    pub edge: Arc<EdgeVerifier>,
+    pub metrics: Arc<Metrics>,
+    pub passwords: Arc<Passwords>,
+    /// `OPERATOR_TOKEN`; `None` turns the operator routes off.
+    pub operator_token: Option<Arc<str>>,
+    /// Requests the API handles at once.
+    pub capacity: Capacity,
+    /// The recovery job, also what a PG callback converges a payment through.
+    pub recovery: Arc<Recovery>,
+    /// `GATEWAY_CALLBACK_SECRET`; `None` refuses every callback.
+    pub callback_secret: Option<Arc<[u8]>>,
+}
