@@ -10,10 +10,10 @@ use std::task::{Context, Poll, Waker};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use origin::gateway::GatewayAnswer;
-use origin::guard::breaker::BreakerConfig;
-use origin::guard::limiter::LimiterConfig;
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
+use origin::policy::breaker::BreakerConfig;
+use origin::policy::limiter::LimiterConfig;
 use rules::sliding_window::Rate;
 
 /// Runs `future`, which never waits, to its end with one poll.

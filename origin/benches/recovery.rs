@@ -16,7 +16,7 @@ use futures_util::StreamExt as _;
 use origin::gateway::GatewayClient;
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
-use origin::recovery::decide::RecoveryConfig;
+use origin::policy::recovery::RecoveryConfig;
 use origin::recovery::Recovery;
 use origin::store::{self, NewPayment, Outcome, Store};
 

@@ -9,11 +9,11 @@ use axum::response::Response;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use crate::state::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::guard::GuardView;
 use crate::recovery::CycleReport;
+use crate::state::AppState;
 use crate::store::{EventSpec, EventView, Payment, PaymentStatus, StoreError};
 
 /// The most payments `GET /admin/payments` lists.

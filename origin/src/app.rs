@@ -11,6 +11,7 @@ use axum::{Json, Router};
 
 use crate::admin;
 use crate::callback;
+use crate::credentials;
 use crate::edge_signature::require_edge_signature;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
@@ -18,7 +19,6 @@ use crate::overload::{count_requests, shed_excess, Capacity};
 use crate::payments;
 use crate::reconciliations;
 use crate::state::AppState;
-use crate::credentials;
 
 /// The API listener's routes.
 pub fn app(state: AppState) -> Router {

@@ -10,11 +10,11 @@ use axum::http::HeaderMap;
 use axum::Json;
 use rules::callback::{self, CallbackBody, CallbackStatus, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 
-use crate::state::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::gateway::GatewayStatus;
 use crate::recovery::Applied;
+use crate::state::AppState;
 
 pub async fn receive(
     State(state): State<AppState>,

@@ -7,10 +7,10 @@ use std::time::Duration;
 use rules::rate_limit::parse_rate;
 
 use crate::crypto::{FieldCipher, KeyConfigError};
-use crate::guard::breaker::BreakerConfig;
-use crate::guard::limiter::LimiterConfig;
 use crate::guard::GuardConfig;
-use crate::recovery::decide::RecoveryConfig;
+use crate::policy::breaker::BreakerConfig;
+use crate::policy::limiter::LimiterConfig;
+use crate::policy::recovery::RecoveryConfig;
 use crate::store::Backend;
 
 const MIN_SECRET_LEN: usize = 32;

@@ -6,13 +6,16 @@
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
 //! - [`payments`] — confirm (TX 1, guarded gateway call, TX 2) and read-back.
 //! - [`idempotency`] — Idempotency-Key claims, replays and their retention.
+//! - [`policy`] — the pure rules, no I/O: the gateway's answers, the breaker, the
+//!   limiters, the recovery decision, settlement parsing and matching.
 //! - [`guard`] — timeout, circuit breaker, bulkhead and limiter before every PG call.
 //! - [`overload`] — the API's concurrency cap (shedding at once) and request counts.
 //! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
 //! - [`recovery`] — the job that converges UNKNOWN and stale PENDING payments to the
 //!   PG's word; [`callback`] — the PG's signed callbacks, converged at once.
-//! - [`settlement`] — the PG's settlement file, parsed as a stream and reconciled with
-//!   our APPROVED payments; the exception queue. [`reconciliations`] — its operator routes.
+//! - [`settlement`] — a reconciliation run: the PG's settlement file through the
+//!   parser and the reconciler into the exception queue. [`reconciliations`] — its
+//!   operator routes.
 //! - [`crypto`] — envelope encryption of sensitive columns (AES-256-GCM data keys wrapped
 //!   by versioned KEKs); [`rotation`] — `origin keys rewrap`, onto the current KEK.
 //! - [`users`] — argon2id passwords, `origin user add`; [`credentials`] — the signed
@@ -42,6 +45,7 @@ pub mod log_writer;
 pub mod metrics;
 pub mod overload;
 pub mod payments;
+pub mod policy;
 pub mod reconciliations;
 pub mod recovery;
 pub mod rotation;

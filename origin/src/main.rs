@@ -155,7 +155,8 @@ async fn reconcile(
     to: Option<&str>,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    use origin::settlement::{period::Period, run};
+    use origin::policy::settlement::period::Period;
+    use origin::settlement::run;
     let period = Period::from_query(date, from, to)?;
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let store = open_store().await?;

@@ -16,8 +16,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::guard::breaker::{BreakerState, Transition};
-use crate::store::PaymentStatus;
+use crate::policy::breaker::{BreakerState, Transition};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StatusLabel {
@@ -292,12 +291,9 @@ impl Metrics {
         self.breaker_state(guard, transition.to);
     }
 
-    pub fn payment_settled(&self, status: PaymentStatus) {
-        self.payments
-            .get_or_create(&StatusLabel {
-                status: status.as_str(),
-            })
-            .inc();
+    /// A payment settled, by its status (`APPROVED`, `FAILED`, …).
+    pub fn payment_settled(&self, status: &'static str) {
+        self.payments.get_or_create(&StatusLabel { status }).inc();
     }
 
     pub fn idempotency_answer(&self, answer: &'static str) {
@@ -322,15 +318,10 @@ impl Metrics {
             .inc();
     }
 
-    pub fn recovery_cycle(&self, report: &crate::recovery::CycleReport) {
+    /// One recovery cycle, and its payments by outcome (`approved`, `failed`, …).
+    pub fn recovery_cycle(&self, outcomes: &[(&'static str, u32)]) {
         self.recovery_cycles.inc();
-        for (outcome, count) in [
-            ("approved", report.approved),
-            ("failed", report.failed),
-            ("unresolved", report.unresolved),
-            ("flagged", report.flagged),
-            ("refunded", report.refunded),
-        ] {
+        for &(outcome, count) in outcomes {
             self.recovery_payments
                 .get_or_create(&OutcomeLabel { outcome })
                 .inc_by(u64::from(count));
@@ -357,14 +348,9 @@ impl Metrics {
             .inc();
     }
 
-    pub fn reconciled(&self, report: &crate::settlement::run::Report) {
-        for (outcome, count) in [
-            ("MATCHED", report.matched),
-            ("AMOUNT_MISMATCH", report.amount_mismatch),
-            ("EXTERNAL_ONLY", report.external_only),
-            ("INTERNAL_ONLY", report.internal_only),
-            ("SKIPPED", report.skipped),
-        ] {
+    /// One reconciliation's findings by category (`MATCHED`, …, and `SKIPPED` rows).
+    pub fn reconciled(&self, findings: &[(&'static str, u64)]) {
+        for &(outcome, count) in findings {
             self.reconciliation_findings
                 .get_or_create(&OutcomeLabel { outcome })
                 .inc_by(count);
@@ -387,7 +373,7 @@ mod tests {
     #[test]
     fn what_the_guard_and_confirm_report_is_rendered() {
         let metrics = Metrics::default();
-        metrics.payment_settled(PaymentStatus::Approved);
+        metrics.payment_settled("APPROVED");
         let call = metrics.gateway_call_started("approve");
         metrics.guard_refused("approve", "CIRCUIT_OPEN");
         metrics.breaker_transition(

@@ -15,12 +15,12 @@ use axum::{Extension, Json};
 use rules::confirm::{check_idempotency_key, check_order_id, ConfirmRequest};
 use rules::signing::IDEMPOTENCY_KEY_HEADER;
 
-use crate::state::AppState;
 use crate::clock::now_ms;
 use crate::edge_signature::EdgeCaller;
 use crate::error::{error_body, ApiError};
 use crate::gateway::GatewayAnswer;
 use crate::idempotency::{self, Answer};
+use crate::state::AppState;
 use crate::store::transient::retry_transient;
 use crate::store::{Claimed, NewPayment, Outcome, Payment, PaymentStatus, StoreError};
 
@@ -180,7 +180,7 @@ async fn settle(
     .await;
     match recorded {
         Ok(payment) => {
-            state.metrics.payment_settled(payment.status);
+            state.metrics.payment_settled(payment.status.as_str());
             tracing::info!(order_id = %payment.order_id, status = payment.status.as_str(), reason = payment.failure_reason.as_deref(), "payment confirmed");
             Ok(payment_answer(&payment))
         }

@@ -17,12 +17,12 @@ use futures_util::{Stream, StreamExt as _};
 use serde::Deserialize;
 use tokio::io::AsyncWriteExt as _;
 
-use crate::state::AppState;
 use crate::clock::now_ms;
 use crate::error::ApiError;
-use crate::settlement::period::Period;
-use crate::settlement::queue::{Item, ItemStatus, Resolution};
+use crate::policy::settlement::period::Period;
+use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::settlement::run::{reconcile, Report, RunError, Settlement};
+use crate::state::AppState;
 
 /// The largest settlement file accepted: a month of a busy shop is tens of megabytes.
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
@@ -90,7 +90,7 @@ pub async fn run(
         queued = report.queued,
         "settlement file reconciled"
     );
-    state.metrics.reconciled(&report);
+    state.metrics.reconciled(&report.findings());
     Ok(Json(report))
 }
 

@@ -8,7 +8,6 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::app::{app, metrics_app};
-use crate::state::AppState;
 use crate::config::OriginConfig;
 use crate::edge_signature::EdgeVerifier;
 use crate::gateway::GatewayClient;
@@ -17,6 +16,7 @@ use crate::idempotency;
 use crate::metrics::Metrics;
 use crate::overload::Capacity;
 use crate::recovery::Recovery;
+use crate::state::AppState;
 use crate::store;
 use crate::users::Passwords;
 
@@ -38,7 +38,7 @@ pub fn recovery(
 ) -> anyhow::Result<Recovery> {
     let guard = GuardConfig {
         bulkhead: RECOVER_BULKHEAD,
-        limiter: crate::guard::limiter::LimiterConfig::Off,
+        limiter: crate::policy::limiter::LimiterConfig::Off,
         ..config.guard
     };
     Ok(Recovery::new(

@@ -11,7 +11,7 @@ use origin::clock::now_ms;
 use origin::gateway::GatewayClient;
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
-use origin::recovery::decide::RecoveryConfig;
+use origin::policy::recovery::RecoveryConfig;
 use origin::recovery::Recovery;
 use origin::store::{NewPayment, Outcome, Store};
 use serde_json::{json, Value};

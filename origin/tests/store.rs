@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 
 use eventually::eventually;
 use futures_util::future::join_all;
-use origin::recovery::decide::{Decision, RecoveryState};
-use origin::settlement::period::Period;
-use origin::settlement::queue::{ItemStatus, Resolution, CLOSED_BY_A_MATCH};
-use origin::settlement::reconcile::{Category, Finding};
+use origin::policy::recovery::{Decision, RecoveryState};
+use origin::policy::settlement::period::Period;
+use origin::policy::settlement::queue::{ItemStatus, Resolution, CLOSED_BY_A_MATCH};
+use origin::policy::settlement::reconcile::{Category, Finding};
 use origin::store::postgres::MAX_CONNECTIONS;
 use origin::store::{
     self, Claimed, EventSpec, IdempotencyClaim, Lease, NewPayment, Outcome, PaymentStatus, Store,

@@ -9,9 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub mod answers;
-
-pub use answers::{CancelAnswer, GatewayAnswer, GatewayStatus};
+pub use crate::policy::answers::{CancelAnswer, GatewayAnswer, GatewayStatus};
 
 /// A connection not made in this long is a PG that is not there: the request was not
 /// sent. The whole call is bounded by the guard's timeout.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::gateway::answers::{CancelAnswer, GatewayAnswer, GatewayStatus};
+use crate::policy::answers::{CancelAnswer, GatewayAnswer, GatewayStatus};
 
 /// Why a call that timed out has no answer.
 fn no_answer_within(timeout: Duration) -> String {

@@ -5,7 +5,7 @@
 //! | timeout | UNKNOWN — sent, outcome not known |
 //! | circuit breaker ([`breaker`]) | FAILED `CIRCUIT_OPEN` — not sent |
 //! | bulkhead (in-flight cap, no waiting) | FAILED `BULKHEAD_FULL` — not sent |
-//! | limiter ([`limiter`], off by default) | FAILED `RATE_LIMITED` — not sent |
+//! | limiter ([`crate::policy::limiter`], off by default) | FAILED `RATE_LIMITED` — not sent |
 //!
 //! Only the timeout can make a payment UNKNOWN; every refusal happens before anything
 //! is sent, at once, and is a known failure. Nothing is retried.
@@ -17,8 +17,6 @@
 //! it is over (it may have reached the PG, so it still counts for a window).
 
 mod answer;
-pub mod breaker;
-pub mod limiter;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -32,9 +30,11 @@ use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::metrics::Metrics;
+use crate::policy::breaker::{
+    self, Breaker, BreakerConfig, BreakerPermit, BreakerView, CallResult, Transition,
+};
+use crate::policy::limiter::{Limiter, LimiterConfig};
 pub use answer::Answer;
-use breaker::{Breaker, BreakerConfig, BreakerPermit, BreakerView, CallResult, Transition};
-use limiter::{Limiter, LimiterConfig};
 
 /// How many transitions `GET /admin/guard` shows.
 const TRANSITIONS_KEPT: usize = 20;

@@ -3,7 +3,7 @@
 //!
 //! A cycle claims due payments a page at a time — each claim is a lease, so several
 //! origin instances sharing a database never ask about the same payment at once — asks
-//! the PG about each through a guard of its own, and records what [`decide::decide`]
+//! the PG about each through a guard of its own, and records what [`crate::policy::recovery::decide`]
 //! makes of the answer. The guard is not the confirm path's: a dead PG opens this
 //! breaker, and the safety net stops asking (the rest waits for a later cycle) instead
 //! of hammering it or taking the confirm path's bulkhead slots.
@@ -17,7 +17,6 @@
 //! first), the charge is cancelled at the PG, and the payment becomes REFUNDED. If the
 //! PG cannot cancel now, the job retries it every cycle until it can.
 
-pub mod decide;
 mod lease;
 mod refund;
 
@@ -32,10 +31,10 @@ use crate::clock::now_ms;
 use crate::gateway::{GatewayClient, GatewayStatus};
 use crate::guard::GatewayGuard;
 use crate::metrics::Metrics;
+use crate::policy::recovery::{decide, Decision, RecoveryConfig, Subject};
 use crate::store::transient::retry_transient;
 use crate::store::{Lease, Payment, PaymentStatus, Store, StoreError};
 use crate::supervisor::{self, Heartbeat};
-use decide::{decide, Decision, RecoveryConfig, Subject};
 use lease::{Held, Renewer};
 
 /// Payments claimed at a time.
@@ -66,6 +65,19 @@ pub struct CycleReport {
     /// Whether the cycle stopped early because the PG could not be asked.
     pub stopped_early: bool,
     pub took_ms: u64,
+}
+
+impl CycleReport {
+    /// The cycle's payments by outcome, as the metrics count them.
+    pub fn outcomes(&self) -> [(&'static str, u32); 5] {
+        [
+            ("approved", self.approved),
+            ("failed", self.failed),
+            ("unresolved", self.unresolved),
+            ("flagged", self.flagged),
+            ("refunded", self.refunded),
+        ]
+    }
 }
 
 /// What applying the PG's word did to one payment.
@@ -217,7 +229,7 @@ impl Recovery {
             }
         }
         report.took_ms = started.elapsed().as_millis() as u64;
-        self.metrics.recovery_cycle(&report);
+        self.metrics.recovery_cycle(&report.outcomes());
         report
     }
 
@@ -302,7 +314,7 @@ impl Recovery {
             Some(payment) => {
                 if let Decision::Approve { .. } | Decision::Fail { .. } = decision {
                     tracing::info!(order_id = %payment.order_id, status = payment.status.as_str(), reason = payment.failure_reason.as_deref(), "recovery settled a payment");
-                    self.metrics.payment_settled(payment.status);
+                    self.metrics.payment_settled(payment.status.as_str());
                 }
                 Ok(Applied::Recorded {
                     payment,

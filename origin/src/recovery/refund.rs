@@ -62,7 +62,7 @@ impl Recovery {
         };
         tracing::info!(order_id = %current.order_id, "late approval cancelled at the PG: REFUNDED");
         self.metrics.late_approval("refunded");
-        self.metrics.payment_settled(current.status);
+        self.metrics.payment_settled(current.status.as_str());
         Ok(Applied::Refunded(current))
     }
 }

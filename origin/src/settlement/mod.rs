@@ -1,17 +1,6 @@
-//! Settlement reconciliation: the PG's settlement file set against our APPROVED
-//! payments (`docs/design/settlement.md`).
-//!
-//! - [`parser`] — the settlement file read as a stream of rows (header by name after
-//!   any title lines; a CSV in UTF-8 or CP949 with RFC 4180 quoting, or an Excel
-//!   workbook), each row accepted or skipped with its line number and reason. It reads
-//!   the bytes it is given and nothing else (a workbook on a thread of its own).
-//! - [`reconcile`] — the file's rows set against our APPROVED payments of the period,
-//!   one finding per order: MATCHED, AMOUNT_MISMATCH, EXTERNAL_ONLY, INTERNAL_ONLY.
-//!   Pure; keeps our side only, so the file streams past.
+//! A settlement reconciliation run: a file on disk through the parser and the
+//! reconciler (`crate::policy::settlement`) into the exception queue
+//! (`docs/design/settlement.md`).
 
-pub mod parser;
-pub mod period;
 mod progress;
-pub mod queue;
-pub mod reconcile;
 pub mod run;

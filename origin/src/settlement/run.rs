@@ -21,14 +21,14 @@ use std::sync::Arc;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::parser::workbook::WorkbookProblem;
-use super::parser::{self, Entry, Format, HeaderProblem, ParseError};
-use super::period::{Period, PeriodError};
 use super::progress::Counted;
 pub use super::progress::Progress;
-use super::reconcile::{Category, Finding, Reconciler};
 use crate::clock::now_ms;
 use crate::metrics::Metrics;
+use crate::policy::settlement::parser::workbook::WorkbookProblem;
+use crate::policy::settlement::parser::{self, Entry, Format, HeaderProblem, ParseError};
+use crate::policy::settlement::period::{Period, PeriodError};
+use crate::policy::settlement::reconcile::{Category, Finding, Reconciler};
 use crate::store::transient::retry_transient;
 use crate::store::{Store, StoreError};
 
@@ -66,6 +66,19 @@ pub struct Report {
     /// The workbook's sheet that was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sheet: Option<String>,
+}
+
+impl Report {
+    /// The findings by category, and the skipped rows, as the metrics count them.
+    pub fn findings(&self) -> [(&'static str, u64); 5] {
+        [
+            ("MATCHED", self.matched),
+            ("AMOUNT_MISMATCH", self.amount_mismatch),
+            ("EXTERNAL_ONLY", self.external_only),
+            ("INTERNAL_ONLY", self.internal_only),
+            ("SKIPPED", self.skipped),
+        ]
+    }
 }
 
 /// A skipped row: its line and why.

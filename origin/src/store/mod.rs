@@ -15,10 +15,10 @@ use serde::Serialize;
 
 pub use self::open::{open, without_password, Backend};
 use crate::crypto::CryptoError;
-use crate::recovery::decide::{Decision, RecoveryState};
-use crate::settlement::period::Period;
-use crate::settlement::queue::{Item, ItemStatus, Resolution};
-use crate::settlement::reconcile::Finding;
+use crate::policy::recovery::{Decision, RecoveryState};
+use crate::policy::settlement::period::Period;
+use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
+use crate::policy::settlement::reconcile::Finding;
 
 /// Where a payment stands. Only `Pending` and `Unknown` may still change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -368,7 +368,7 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<u64, StoreError>;
 
     /// Closes the pending AMOUNT_MISMATCH and INTERNAL_ONLY items of orders a file has
-    /// now matched, with [`CLOSED_BY_A_MATCH`](crate::settlement::queue::CLOSED_BY_A_MATCH). Returns how many.
+    /// now matched, with [`CLOSED_BY_A_MATCH`](crate::policy::settlement::queue::CLOSED_BY_A_MATCH). Returns how many.
     async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError>;
 
     /// Queue items in `status` (all when `None`) with ids above `after_id`, oldest first.

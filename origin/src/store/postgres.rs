@@ -19,10 +19,10 @@ use super::{
     PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
 use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
-use crate::recovery::decide::{Decision, RecoveryState};
-use crate::settlement::period::Period;
-use crate::settlement::queue::{Item, ItemStatus, Resolution};
-use crate::settlement::reconcile::Finding;
+use crate::policy::recovery::{Decision, RecoveryState};
+use crate::policy::settlement::period::Period;
+use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
+use crate::policy::settlement::reconcile::Finding;
 
 /// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
 /// within the acquire timeout given to [`PostgresStore::open`], a row or table lock within

@@ -4,11 +4,11 @@
 use sqlx::{ColumnIndex, Database, Decode, Encode, QueryBuilder, Row, Type};
 
 use super::{Replacement, StoreError};
-use crate::settlement::period::Period;
-use crate::settlement::queue::{self, CLOSED_BY_A_MATCH};
-use crate::settlement::queue::{Item, ItemStatus};
-use crate::settlement::reconcile::Category;
-use crate::settlement::reconcile::Finding;
+use crate::policy::settlement::period::Period;
+use crate::policy::settlement::queue::{self, CLOSED_BY_A_MATCH};
+use crate::policy::settlement::queue::{Item, ItemStatus};
+use crate::policy::settlement::reconcile::Category;
+use crate::policy::settlement::reconcile::Finding;
 
 /// The columns [`item_from_row`] reads.
 pub const ITEM_COLUMNS: &str = "id, order_id, category, internal_amount, external_amount, line, \

@@ -5,8 +5,8 @@ use std::io::{Cursor, Write as _};
 
 use super::Value::{self, Number, Text};
 use super::{entries_of, skip, unreadable};
-use crate::settlement::parser::workbook::{biff, Kind, WorkbookProblem};
-use crate::settlement::parser::{Entry, Format, Row, SkipReason};
+use crate::policy::settlement::parser::workbook::{biff, Kind, WorkbookProblem};
+use crate::policy::settlement::parser::{Entry, Format, Row, SkipReason};
 
 /// A BIFF8 record.
 fn record(kind: u16, data: &[u8]) -> Vec<u8> {

@@ -8,7 +8,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use super::{WorkbookProblem, MAX_XLS_BYTES};
-use crate::settlement::parser::ParseError;
+use crate::policy::settlement::parser::ParseError;
 
 /// The most cells calamine may lay out over all of an `.xls`'s sheets: a full BIFF8
 /// sheet of 65,536 rows is 30 columns of it (calamine keeps about 32 bytes a cell).

@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn a_settlement_file_as_the_pg_writes_it_reconciles_row_by_row() {
-        use crate::settlement::parser::{parse, Entry};
+        use crate::policy::settlement::parser::{parse, Entry};
         let file = "\u{feff}거래일시,가맹점ID,주문번호,결제수단,결제금액,수수료,정산금액\r\n\
             2026-11-30 03:28:15,M,o-1,\"카드,일시불\",\"1,000원\",25원,975원\r\n\
             2026-11-30 03:28:16,M,o-2,\"카드,일시불\",\"2,500원\",62원,\"2,438원\"\r\n\

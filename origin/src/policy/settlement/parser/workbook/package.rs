@@ -8,7 +8,7 @@ use zip::result::ZipError;
 use zip::ZipArchive;
 
 use super::{WorkbookProblem, MAX_PART_BYTES, MAX_UNPACKED_BYTES};
-use crate::settlement::parser::ParseError;
+use crate::policy::settlement::parser::ParseError;
 
 /// The most `_rels/.rels`, which names the main part, may unpack to.
 const MAX_RELS_BYTES: u64 = 1024 * 1024;

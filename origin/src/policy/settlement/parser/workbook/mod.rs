@@ -16,7 +16,7 @@
 //! the workbook) passes [`MAX_PART_BYTES`] or everything together passes
 //! [`MAX_UNPACKED_BYTES`]; a sheet's rows past Excel's last (1,048,576) are refused as
 //! damaged. An `.xls` is read whole by calamine, every sheet as a dense grid: it may be
-//! at most [`MAX_XLS_BYTES`], and its sheets at most [`biff::MAX_XLS_CELLS`] cells in
+//! at most [`MAX_XLS_BYTES`], and its sheets at most `biff::MAX_XLS_CELLS` cells in
 //! all (`biff.rs` counts them first).
 //!
 //! **The reader's end is said, never guessed**: it ends with an explicit last message,

@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use crate::gateway::answers::GatewayStatus;
+use crate::policy::answers::GatewayStatus;
 
 /// How recovery paces itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

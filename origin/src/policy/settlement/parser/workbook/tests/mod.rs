@@ -9,7 +9,7 @@ use rust_xlsxwriter::{ExcelDateTime, Format as CellFormat, Formula, Workbook, Wo
 
 use super::super::{open, Entry, Format, ParseError, Row, SkipReason, Skipped};
 use super::{Kind, WorkbookProblem, MAX_PART_BYTES};
-use crate::settlement::parser::{Field, HeaderProblem};
+use crate::policy::settlement::parser::{Field, HeaderProblem};
 
 /// A cell as it is written into the workbook.
 enum Value {
@@ -467,7 +467,7 @@ fn an_empty_styled_cell_far_right_costs_nothing_and_a_written_one_is_a_long_row(
 #[test]
 fn a_reader_gone_without_its_end_is_an_error_never_a_short_file() {
     use super::{ChannelRows, Message, SheetRow};
-    use crate::settlement::parser::row::Rows as _;
+    use crate::policy::settlement::parser::row::Rows as _;
     let (sender, rows) = std::sync::mpsc::sync_channel(2);
     let mut rows = ChannelRows {
         rows,

@@ -24,7 +24,7 @@ pub struct Row {
     /// Whole won; negative for a refund or a correction, as the file says.
     pub amount: i64,
     /// The transaction date, when the file has a date column and the row's cell starts
-    /// with a date ([`parse_date`]); a row is never skipped for its date.
+    /// with a date ([`super::parse_date`]); a row is never skipped for its date.
     pub date: Option<NaiveDate>,
 }
 
