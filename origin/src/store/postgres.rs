@@ -224,7 +224,7 @@ impl Store for PostgresStore {
         }
         let locked_until: i64 = row.try_get("locked_until")?;
         if row.try_get::<String, _>("state")? == "DONE" {
-            let status: Option<i32> = row.try_get("response_status")?;
+            let status: Option<i64> = row.try_get("response_status")?;
             let body: Option<String> = row.try_get("response_body")?;
             let (Some(status), Some(body)) = (status, body) else {
                 return Err(decode_error("a DONE key without its response".into()));
@@ -271,7 +271,7 @@ impl Store for PostgresStore {
             "UPDATE idempotency_keys SET state = 'DONE', response_status = $1, \
              response_body = $2 WHERE user_id = $3 AND idempotency_key = $4",
         )
-        .bind(i32::from(response.status))
+        .bind(i64::from(response.status))
         .bind(&response.body)
         .bind(user_id)
         .bind(key)
@@ -432,8 +432,8 @@ impl Store for PostgresStore {
                  CASE WHEN recovery_lease_holder = $8 THEN 0 ELSE recovery_lease_until END, updated_at = $6 \
                  WHERE id = $7 AND status IN ('PENDING', 'UNKNOWN')",
             )
-            .bind(stored_count(state.attempts))
-            .bind(stored_count(state.not_found_count))
+            .bind(i64::from(state.attempts))
+            .bind(i64::from(state.not_found_count))
             .bind(state.last_not_found_at)
             .bind(state.next_attempt_at)
             .bind(state.flag.as_deref())
@@ -776,7 +776,7 @@ impl PostgresStore {
                 last_not_found_at: row.try_get("last_not_found_at")?,
                 next_attempt_at: row.try_get("next_recovery_at")?,
                 flag: row.try_get("flag_reason")?,
-                refund_due: row.try_get::<i32, _>("refund_due")? != 0,
+                refund_due: row.try_get::<i64, _>("refund_due")? != 0,
             },
         })
     }
@@ -793,12 +793,7 @@ fn decode_error(problem: String) -> StoreError {
     StoreError::Database(sqlx::Error::Decode(problem.into()))
 }
 
-/// A stored counter (an INTEGER, never negative) as a count.
-fn count(stored: i32) -> u32 {
+/// A stored counter (never negative) as a count.
+fn count(stored: i64) -> u32 {
     u32::try_from(stored).unwrap_or_default()
-}
-
-/// A count as an INTEGER column holds it (counts stay far below its ceiling).
-fn stored_count(count: u32) -> i32 {
-    i32::try_from(count).unwrap_or(i32::MAX)
 }
