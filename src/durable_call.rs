@@ -105,7 +105,7 @@ pub fn read_call<T: DeserializeOwned>(req: &Request) -> worker::Result<T> {
     serde_json::from_slice(&bytes).map_err(|err| bad(err.to_string()))
 }
 
-/// The object's answer: `value` as JSON, in [`ANSWER_HEADER`].
+/// The object's answer: `value` as JSON, in the `ANSWER_HEADER` header.
 pub fn reply(value: &impl Serialize) -> worker::Result<Response> {
     let json =
         serde_json::to_vec(value).map_err(|err| worker::Error::RustError(err.to_string()))?;

@@ -6,18 +6,17 @@
 //! then is the request signed and forwarded. The rules themselves live in the `rules`
 //! crate; this crate is the thin shell around them.
 //!
-//! - [`routes`] — which handler answers which method and path.
+//! - [`routes`] — which handler answers which method and path, and the handlers:
+//!   [`routes::auth`] (login, refresh, logout, who-am-I), [`routes::queue`] (enter,
+//!   status, leave, the waiting-room page), [`routes::payments`] (confirm, read-back).
 //! - [`config`] — the Worker's variables and secrets, parsed once per isolate into types.
 //! - [`auth`] — the caller of a request: bearer token verified, denylist checked.
-//! - [`auth_routes`] — login, refresh-token rotation, logout, who-am-I.
 //! - [`session`] — the per-user Durable Object: denylist and refresh-token families.
 //! - [`rate_limit`] — the user's window, then the global one, and the RateLimit headers.
 //! - [`memory`] — what an isolate remembers: full windows, admissions owed back.
 //! - [`rate_windows`] — sliding windows kept by a Durable Object (SQLite-backed).
 //! - [`global_limiter`] — the `GlobalLimiter` Durable Object, one per route and shard.
 //! - [`queue`] — the `WaitingRoom` Durable Object: one first-come line per event.
-//! - [`queue_routes`] — enter, status, leave, and the waiting-room page.
-//! - [`payments`] — confirm (with the queue-pass gate) and read-back, forwarded.
 //! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
 //! - [`durable_call`] — one JSON call from the Worker to a Durable Object.
 //! - [`body`] — request bodies, read with a bound.
@@ -26,7 +25,6 @@
 //! - [`error`] — the one mapping from a refusal to an HTTP response.
 
 pub mod auth;
-pub mod auth_routes;
 pub mod body;
 pub mod clock;
 pub mod config;
@@ -35,9 +33,7 @@ pub mod error;
 pub mod global_limiter;
 pub mod memory;
 pub mod origin;
-pub mod payments;
 pub mod queue;
-pub mod queue_routes;
 pub mod random;
 pub mod rate_limit;
 pub mod rate_windows;

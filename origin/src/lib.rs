@@ -2,24 +2,24 @@
 //! payment gateway (PG) without ever deciding what it does not know.
 //!
 //! - [`server`] — `origin serve`: the store, both listeners, shutdown.
-//! - [`app`] — the API and metrics routers; [`state`] — what every handler is given.
+//! - [`routes`] — the API and metrics routers, and the handlers: [`routes::payments`]
+//!   (confirm: TX 1, guarded gateway call, TX 2; read-back), [`routes::credentials`]
+//!   (the credential check behind the edge's login), [`routes::callback`] (the PG's
+//!   signed callbacks), [`routes::admin`] and [`routes::reconciliations`] (operator
+//!   routes behind `OPERATOR_TOKEN`); [`state`] — what every handler is given.
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
-//! - [`payments`] — confirm (TX 1, guarded gateway call, TX 2) and read-back.
 //! - [`idempotency`] — Idempotency-Key claims, replays and their retention.
 //! - [`policy`] — the pure rules, no I/O: the gateway's answers, the breaker, the
 //!   limiters, the recovery decision, settlement parsing and matching.
 //! - [`guard`] — timeout, circuit breaker, bulkhead and limiter before every PG call.
 //! - [`overload`] — the API's concurrency cap (shedding at once) and request counts.
-//! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
 //! - [`recovery`] — the job that converges UNKNOWN and stale PENDING payments to the
-//!   PG's word; [`callback`] — the PG's signed callbacks, converged at once.
+//!   PG's word.
 //! - [`settlement`] — a reconciliation run: the PG's settlement file through the
-//!   parser and the reconciler into the exception queue. [`reconciliations`] — its
-//!   operator routes.
+//!   parser and the reconciler into the exception queue.
 //! - [`crypto`] — envelope encryption of sensitive columns (AES-256-GCM data keys wrapped
 //!   by versioned KEKs); [`rotation`] — `origin keys rewrap`, onto the current KEK.
-//! - [`users`] — argon2id passwords, `origin user add`; [`credentials`] — the signed
-//!   credential check behind the edge's login.
+//! - [`users`] — argon2id passwords, `origin user add`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
 //! - [`metrics`] — Prometheus text, on its own listener.
@@ -29,12 +29,8 @@
 //! - [`error`] — the one mapping from a refusal to HTTP.
 //! - [`clock`] — the one place the wall clock is read.
 
-pub mod admin;
-pub mod app;
-pub mod callback;
 pub mod clock;
 pub mod config;
-pub mod credentials;
 pub mod crypto;
 pub mod edge_signature;
 pub mod error;
@@ -44,11 +40,10 @@ pub mod idempotency;
 pub mod log_writer;
 pub mod metrics;
 pub mod overload;
-pub mod payments;
 pub mod policy;
-pub mod reconciliations;
 pub mod recovery;
 pub mod rotation;
+pub mod routes;
 pub mod server;
 pub mod settlement;
 pub mod state;

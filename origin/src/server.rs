@@ -7,7 +7,6 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::app::{app, metrics_app};
 use crate::config::OriginConfig;
 use crate::edge_signature::EdgeVerifier;
 use crate::gateway::GatewayClient;
@@ -16,6 +15,7 @@ use crate::idempotency;
 use crate::metrics::Metrics;
 use crate::overload::Capacity;
 use crate::recovery::Recovery;
+use crate::routes::{app, metrics_app};
 use crate::state::AppState;
 use crate::store;
 use crate::users::Passwords;

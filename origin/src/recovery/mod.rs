@@ -8,7 +8,7 @@
 //! breaker, and the safety net stops asking (the rest waits for a later cycle) instead
 //! of hammering it or taking the confirm path's bulkhead slots.
 //!
-//! PG callbacks ([`crate::callback`]) converge a payment at once through
+//! PG callbacks ([`crate::routes::callback`]) converge a payment at once through
 //! [`Recovery::apply`]; the job is the safety net behind them.
 //!
 //! A **late approval** — the PG approved a payment we had already recorded FAILED (a

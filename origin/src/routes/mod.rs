@@ -1,6 +1,19 @@
 //! The origin's two routers: the API (signed routes behind the edge signature,
 //! operator routes behind the operator's token) and the metrics listener. Built from
-//! state, so tests drive them without a socket.
+//! state, so tests drive them without a socket. The handlers, one file per group of
+//! routes:
+//!
+//! - [`payments`] — confirm (TX 1, guarded gateway call, TX 2) and read-back.
+//! - [`credentials`] — the signed credential check behind the edge's login.
+//! - [`callback`] — the PG's signed callbacks, converged at once.
+//! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
+//! - [`reconciliations`] — the operator's settlement upload, queue and resolve.
+
+pub mod admin;
+pub mod callback;
+pub mod credentials;
+pub mod payments;
+pub mod reconciliations;
 
 use std::sync::Arc;
 
@@ -9,15 +22,10 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
-use crate::admin;
-use crate::callback;
-use crate::credentials;
 use crate::edge_signature::require_edge_signature;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::overload::{count_requests, shed_excess, Capacity};
-use crate::payments;
-use crate::reconciliations;
 use crate::state::AppState;
 
 /// The API listener's routes.

@@ -1,17 +1,22 @@
 //! Which handler answers which method and path, and the shared steps around them:
 //! configuration, the clock, authentication, rate limits, and turning refusals into
-//! responses.
+//! responses. The handlers, one file per group of routes:
+//!
+//! - [`auth`] — login, refresh-token rotation, logout, who-am-I.
+//! - [`queue`] — enter, status, leave, and the waiting-room page.
+//! - [`payments`] — confirm (with the queue-pass gate) and read-back, forwarded.
+
+pub mod auth;
+pub mod payments;
+pub mod queue;
 
 use worker::{Context, Env, Method, Request, Response};
 
 use crate::auth::{authenticate, verify_bearer};
-use crate::auth_routes;
 use crate::clock;
 use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::memory;
-use crate::payments;
-use crate::queue_routes;
 use crate::rate_limit::{Admission, Limits};
 
 /// Answers one request. Every refusal becomes a JSON error body here. `ctx` carries
@@ -48,24 +53,18 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
     })?;
     let now_ms = clock::now_ms();
     let authenticated = match (&method, segments.as_slice()) {
-        (Method::Post, ["auth", "login"]) => {
-            return auth_routes::login(req, env, &config, now_ms).await
-        }
+        (Method::Post, ["auth", "login"]) => return auth::login(req, env, &config, now_ms).await,
         (Method::Post, ["auth", "refresh"]) => {
-            return auth_routes::refresh(req, env, &config, now_ms).await
+            return auth::refresh(req, env, &config, now_ms).await
         }
-        (Method::Post, ["auth", "logout"]) => {
-            return auth_routes::logout(req, env, &config, now_ms).await
-        }
+        (Method::Post, ["auth", "logout"]) => return auth::logout(req, env, &config, now_ms).await,
         (Method::Get, ["auth", "me"]) => Authenticated::Me,
         (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm,
         (Method::Get, ["payments", order_id]) => Authenticated::Payment(order_id),
         (Method::Post, ["queue", event_id, "enter"]) => Authenticated::QueueEnter(event_id),
         (Method::Get, ["queue", event_id, "status"]) => Authenticated::QueueStatus(event_id),
         (Method::Post, ["queue", event_id, "leave"]) => Authenticated::QueueLeave(event_id),
-        (Method::Get, ["queue", event_id]) if wants_html(&req)? => {
-            return queue_routes::page(event_id)
-        }
+        (Method::Get, ["queue", event_id]) if wants_html(&req)? => return queue::page(event_id),
         (Method::Get, ["queue", event_id]) => Authenticated::QueueStatus(event_id),
         (
             _,
@@ -93,19 +92,13 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         None => Admission::unlimited(),
     };
     let response = match authenticated {
-        Authenticated::Me => auth_routes::me(&caller.claims),
+        Authenticated::Me => auth::me(&caller.claims),
         Authenticated::Confirm => {
             payments::confirm(req, env, ctx, &config, &caller.claims, now_ms).await
         }
-        Authenticated::QueueEnter(event_id) => {
-            queue_routes::enter(env, event_id, &caller.claims).await
-        }
-        Authenticated::QueueStatus(event_id) => {
-            queue_routes::status(env, event_id, &caller.claims).await
-        }
-        Authenticated::QueueLeave(event_id) => {
-            queue_routes::leave(env, event_id, &caller.claims).await
-        }
+        Authenticated::QueueEnter(event_id) => queue::enter(env, event_id, &caller.claims).await,
+        Authenticated::QueueStatus(event_id) => queue::status(env, event_id, &caller.claims).await,
+        Authenticated::QueueLeave(event_id) => queue::leave(env, event_id, &caller.claims).await,
         Authenticated::Payment(order_id) => {
             payments::get(order_id, &config, &caller.claims, now_ms).await
         }
