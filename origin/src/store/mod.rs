@@ -5,10 +5,13 @@
 //! scheme.
 
 mod open;
+mod payments;
 pub mod postgres;
+mod sql;
 pub mod sqlite;
 mod statements;
 pub mod transient;
+mod users;
 
 use async_trait::async_trait;
 use serde::Serialize;

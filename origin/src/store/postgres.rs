@@ -7,9 +7,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Executor as _, PgPool, Postgres, Row};
 
+use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
+use super::sql::{unique_violation_as, Sql};
 use super::statements::{
     closing_matched, item_from_row, queueing_findings, replacing_payment_keys, ITEM_COLUMNS,
     ROWS_PER_STATEMENT,
@@ -19,7 +21,7 @@ use super::{
     PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
 use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
-use crate::policy::recovery::{Decision, RecoveryState};
+use crate::policy::recovery::Decision;
 use crate::policy::settlement::period::Period;
 use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::policy::settlement::reconcile::Finding;
@@ -32,13 +34,6 @@ const SESSION_BOUNDS: &str = "SET lock_timeout = '3s'; SET statement_timeout = '
 /// Connections per instance; every instance sharing the database holds up to this many.
 pub const MAX_CONNECTIONS: u32 = 8;
 
-const PAYMENT_COLUMNS: &str = "id, order_id, user_id, payment_key, amount, event_id, status, \
-     failure_reason, approved_at, created_at, updated_at, recovery_attempts, not_found_count, \
-     last_not_found_at, next_recovery_at, flag_reason, refund_due";
-
-/// Payments that hold one of their event's units: reserved or sold.
-const HOLDS_A_UNIT: &str = "status IN ('PENDING', 'UNKNOWN', 'APPROVED')";
-
 #[derive(Clone)]
 pub struct PostgresStore {
     cipher: FieldCipher,
@@ -46,6 +41,14 @@ pub struct PostgresStore {
 }
 
 impl PostgresStore {
+    /// The queries written once for both databases, on this pool.
+    fn sql(&self) -> Sql<'_, Postgres> {
+        Sql {
+            pool: &self.pool,
+            cipher: &self.cipher,
+        }
+    }
+
     /// Connects to the database at `url` (`postgres://…`) and migrates it; instances
     /// starting together migrate one after the other (the migrator holds an advisory
     /// lock). A request waits at most `acquire_timeout` for a connection.
@@ -119,7 +122,7 @@ impl Store for PostgresStore {
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
         tx.commit().await?;
-        self.payment_from_row(&row)
+        self.sql().payment_from_row(&row)
     }
 
     async fn record_outcome(
@@ -128,23 +131,7 @@ impl Store for PostgresStore {
         outcome: Outcome,
         now_ms: i64,
     ) -> Result<Payment, StoreError> {
-        let (status, reason, approved_at) = match outcome {
-            Outcome::Approved { approved_at } => (PaymentStatus::Approved, None, Some(approved_at)),
-            Outcome::Failed { reason } => (PaymentStatus::Failed, Some(reason), None),
-            Outcome::Unknown => (PaymentStatus::Unknown, None, None),
-        };
-        sqlx::query(
-            "UPDATE payments SET status = $1, failure_reason = $2, approved_at = $3, \
-             updated_at = $4 WHERE id = $5 AND status = 'PENDING'",
-        )
-        .bind(status.as_str())
-        .bind(reason)
-        .bind(approved_at)
-        .bind(now_ms)
-        .bind(payment_id)
-        .execute(&self.pool)
-        .await?;
-        self.payment_by_id(payment_id).await
+        self.sql().record_outcome(payment_id, outcome, now_ms).await
     }
 
     async fn payment_by_order(
@@ -152,26 +139,11 @@ impl Store for PostgresStore {
         user_id: &str,
         order_id: &str,
     ) -> Result<Option<Payment>, StoreError> {
-        let sql =
-            format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = $1 AND user_id = $2");
-        let row = sqlx::query(&sql)
-            .bind(order_id)
-            .bind(user_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| self.payment_from_row(&row)).transpose()
+        self.sql().payment_by_order(user_id, order_id).await
     }
 
     async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError> {
-        let sql = format!(
-            "SELECT {PAYMENT_COLUMNS} FROM payments WHERE user_id = $1 ORDER BY id DESC LIMIT $2"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(user_id)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|row| self.payment_from_row(row)).collect()
+        self.sql().recent_payments(user_id, limit).await
     }
 
     async fn claim_idempotency_key(
@@ -301,23 +273,11 @@ impl Store for PostgresStore {
     }
 
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
-        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = $1");
-        let row = sqlx::query(&sql)
-            .bind(payment_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| self.payment_from_row(&row))
-            .transpose()?
-            .ok_or(StoreError::NoSuchPayment(payment_id))
+        self.sql().payment_by_id(payment_id).await
     }
 
     async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError> {
-        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = $1");
-        let row = sqlx::query(&sql)
-            .bind(order_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| self.payment_from_row(&row)).transpose()
+        self.sql().payment_by_order_id(order_id).await
     }
 
     async fn payments_with_status(
@@ -325,15 +285,7 @@ impl Store for PostgresStore {
         status: PaymentStatus,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
-        let sql = format!(
-            "SELECT {PAYMENT_COLUMNS} FROM payments WHERE status = $1 ORDER BY id LIMIT $2"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(status.as_str())
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|row| self.payment_from_row(row)).collect()
+        self.sql().payments_with_status(status, limit).await
     }
 
     async fn claim_for_recovery(
@@ -367,7 +319,7 @@ impl Store for PostgresStore {
             .await?;
         let mut claimed = rows
             .iter()
-            .map(|row| self.payment_from_row(row))
+            .map(|row| self.sql().payment_from_row(row))
             .collect::<Result<Vec<_>, _>>()?;
         // RETURNING keeps no order: oldest due first, as chosen.
         claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
@@ -703,18 +655,7 @@ impl Store for PostgresStore {
     }
 
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO users (id, username, password_hash, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $4)",
-        )
-        .bind(&user.id)
-        .bind(&user.username)
-        .bind(&user.password_hash)
-        .bind(now_ms)
-        .execute(&self.pool)
-        .await
-        .map_err(|err| unique_violation_as(err, StoreError::DuplicateUser))?;
-        Ok(())
+        self.sql().insert_user(user, now_ms).await
     }
 
     async fn set_password_hash(
@@ -723,77 +664,18 @@ impl Store for PostgresStore {
         password_hash: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let done =
-            sqlx::query("UPDATE users SET password_hash = $1, updated_at = $2 WHERE username = $3")
-                .bind(password_hash)
-                .bind(now_ms)
-                .bind(username)
-                .execute(&self.pool)
-                .await?;
-        Ok(done.rows_affected() == 1)
+        self.sql()
+            .set_password_hash(username, password_hash, now_ms)
+            .await
     }
 
     async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
-        let row = sqlx::query("SELECT id, username, password_hash FROM users WHERE username = $1")
-            .bind(username)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| {
-            Ok(User {
-                id: row.try_get("id")?,
-                username: row.try_get("username")?,
-                password_hash: row.try_get("password_hash")?,
-            })
-        })
-        .transpose()
+        self.sql().user_by_name(username).await
     }
 }
 
-impl PostgresStore {
-    /// A payment row, its payment key opened.
-    fn payment_from_row(&self, row: &PgRow) -> Result<Payment, StoreError> {
-        let status: String = row.try_get("status")?;
-        let status = PaymentStatus::parse(&status)
-            .ok_or_else(|| decode_error(format!("unknown status {status}")))?;
-        let order_id: String = row.try_get("order_id")?;
-        let payment_key: String = row.try_get("payment_key")?;
-        let payment_key = self.cipher.open(PAYMENT_KEY, &order_id, &payment_key)?;
-        Ok(Payment {
-            payment_id: row.try_get("id")?,
-            order_id,
-            user_id: row.try_get("user_id")?,
-            payment_key,
-            amount: row.try_get("amount")?,
-            event_id: row.try_get("event_id")?,
-            status,
-            failure_reason: row.try_get("failure_reason")?,
-            approved_at: row.try_get("approved_at")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            recovery: RecoveryState {
-                attempts: count(row.try_get("recovery_attempts")?),
-                not_found_count: count(row.try_get("not_found_count")?),
-                last_not_found_at: row.try_get("last_not_found_at")?,
-                next_attempt_at: row.try_get("next_recovery_at")?,
-                flag: row.try_get("flag_reason")?,
-                refund_due: row.try_get::<i64, _>("refund_due")? != 0,
-            },
-        })
-    }
-}
-
-fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
-    match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => duplicate,
-        _ => StoreError::Database(err),
-    }
-}
+impl PostgresStore {}
 
 fn decode_error(problem: String) -> StoreError {
     StoreError::Database(sqlx::Error::Decode(problem.into()))
-}
-
-/// A stored counter (never negative) as a count.
-fn count(stored: i64) -> u32 {
-    u32::try_from(stored).unwrap_or_default()
 }

@@ -5,9 +5,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::{Row, Sqlite, SqlitePool};
 
+use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
+use super::sql::{unique_violation_as, Sql};
 use super::statements::{
     closing_matched, item_from_row, queueing_findings, replacing_payment_keys, ITEM_COLUMNS,
     ROWS_PER_STATEMENT,
@@ -17,7 +19,7 @@ use super::{
     PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
 use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
-use crate::policy::recovery::{Decision, RecoveryState};
+use crate::policy::recovery::Decision;
 use crate::policy::settlement::period::Period;
 use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::policy::settlement::reconcile::Finding;
@@ -27,13 +29,6 @@ use crate::policy::settlement::reconcile::Finding;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
 const MAX_CONNECTIONS: u32 = 8;
 
-const PAYMENT_COLUMNS: &str = "id, order_id, user_id, payment_key, amount, event_id, status, \
-     failure_reason, approved_at, created_at, updated_at, recovery_attempts, not_found_count, \
-     last_not_found_at, next_recovery_at, flag_reason, refund_due";
-
-/// Payments that hold one of their event's units: reserved or sold.
-const HOLDS_A_UNIT: &str = "status IN ('PENDING', 'UNKNOWN', 'APPROVED')";
-
 #[derive(Clone)]
 pub struct SqliteStore {
     cipher: FieldCipher,
@@ -41,6 +36,14 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// The queries written once for both databases, on this pool.
+    fn sql(&self) -> Sql<'_, Sqlite> {
+        Sql {
+            pool: &self.pool,
+            cipher: &self.cipher,
+        }
+    }
+
     /// Opens (creating it and its folder when absent) and migrates the database at
     /// `url`. A request waits at most `acquire_timeout` for a connection.
     pub async fn open(
@@ -109,7 +112,8 @@ impl Store for SqliteStore {
             .fetch_all(&self.pool)
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
-        self.payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
+        self.sql()
+            .payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
     }
 
     async fn record_outcome(
@@ -118,23 +122,7 @@ impl Store for SqliteStore {
         outcome: Outcome,
         now_ms: i64,
     ) -> Result<Payment, StoreError> {
-        let (status, reason, approved_at) = match outcome {
-            Outcome::Approved { approved_at } => (PaymentStatus::Approved, None, Some(approved_at)),
-            Outcome::Failed { reason } => (PaymentStatus::Failed, Some(reason), None),
-            Outcome::Unknown => (PaymentStatus::Unknown, None, None),
-        };
-        sqlx::query(
-            "UPDATE payments SET status = ?, failure_reason = ?, approved_at = ?, updated_at = ? \
-             WHERE id = ? AND status = 'PENDING'",
-        )
-        .bind(status.as_str())
-        .bind(reason)
-        .bind(approved_at)
-        .bind(now_ms)
-        .bind(payment_id)
-        .execute(&self.pool)
-        .await?;
-        self.payment_by_id(payment_id).await
+        self.sql().record_outcome(payment_id, outcome, now_ms).await
     }
 
     async fn payment_by_order(
@@ -142,26 +130,11 @@ impl Store for SqliteStore {
         user_id: &str,
         order_id: &str,
     ) -> Result<Option<Payment>, StoreError> {
-        let sql =
-            format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = ? AND user_id = ?");
-        let row = sqlx::query(&sql)
-            .bind(order_id)
-            .bind(user_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| self.payment_from_row(&row)).transpose()
+        self.sql().payment_by_order(user_id, order_id).await
     }
 
     async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError> {
-        let sql = format!(
-            "SELECT {PAYMENT_COLUMNS} FROM payments WHERE user_id = ? ORDER BY id DESC LIMIT ?"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(user_id)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|row| self.payment_from_row(row)).collect()
+        self.sql().recent_payments(user_id, limit).await
     }
 
     async fn claim_idempotency_key(
@@ -286,23 +259,11 @@ impl Store for SqliteStore {
     }
 
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
-        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = ?");
-        let row = sqlx::query(&sql)
-            .bind(payment_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| self.payment_from_row(&row))
-            .transpose()?
-            .ok_or(StoreError::NoSuchPayment(payment_id))
+        self.sql().payment_by_id(payment_id).await
     }
 
     async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError> {
-        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = ?");
-        let row = sqlx::query(&sql)
-            .bind(order_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| self.payment_from_row(&row)).transpose()
+        self.sql().payment_by_order_id(order_id).await
     }
 
     async fn payments_with_status(
@@ -310,14 +271,7 @@ impl Store for SqliteStore {
         status: PaymentStatus,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
-        let sql =
-            format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE status = ? ORDER BY id LIMIT ?");
-        let rows = sqlx::query(&sql)
-            .bind(status.as_str())
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|row| self.payment_from_row(row)).collect()
+        self.sql().payments_with_status(status, limit).await
     }
 
     async fn claim_for_recovery(
@@ -348,7 +302,9 @@ impl Store for SqliteStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(|row| self.payment_from_row(row)).collect()
+        rows.iter()
+            .map(|row| self.sql().payment_from_row(row))
+            .collect()
     }
 
     async fn renew_recovery_leases(
@@ -672,19 +628,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO users (id, username, password_hash, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(&user.id)
-        .bind(&user.username)
-        .bind(&user.password_hash)
-        .bind(now_ms)
-        .bind(now_ms)
-        .execute(&self.pool)
-        .await
-        .map_err(|err| unique_violation_as(err, StoreError::DuplicateUser))?;
-        Ok(())
+        self.sql().insert_user(user, now_ms).await
     }
 
     async fn set_password_hash(
@@ -693,79 +637,17 @@ impl Store for SqliteStore {
         password_hash: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let done =
-            sqlx::query("UPDATE users SET password_hash = ?, updated_at = ? WHERE username = ?")
-                .bind(password_hash)
-                .bind(now_ms)
-                .bind(username)
-                .execute(&self.pool)
-                .await?;
-        Ok(done.rows_affected() == 1)
+        self.sql()
+            .set_password_hash(username, password_hash, now_ms)
+            .await
     }
 
     async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
-        let row = sqlx::query("SELECT id, username, password_hash FROM users WHERE username = ?")
-            .bind(username)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| {
-            Ok(User {
-                id: row.try_get("id")?,
-                username: row.try_get("username")?,
-                password_hash: row.try_get("password_hash")?,
-            })
-        })
-        .transpose()
+        self.sql().user_by_name(username).await
     }
 }
 
-impl SqliteStore {
-    /// A payment row, its payment key opened.
-    fn payment_from_row(&self, row: &SqliteRow) -> Result<Payment, StoreError> {
-        let status: String = row.try_get("status")?;
-        let status = PaymentStatus::parse(&status).ok_or_else(|| {
-            StoreError::Database(sqlx::Error::Decode(
-                format!("unknown status {status}").into(),
-            ))
-        })?;
-        let order_id: String = row.try_get("order_id")?;
-        let payment_key: String = row.try_get("payment_key")?;
-        let payment_key = self.cipher.open(PAYMENT_KEY, &order_id, &payment_key)?;
-        Ok(Payment {
-            payment_id: row.try_get("id")?,
-            order_id,
-            user_id: row.try_get("user_id")?,
-            payment_key,
-            amount: row.try_get("amount")?,
-            event_id: row.try_get("event_id")?,
-            status,
-            failure_reason: row.try_get("failure_reason")?,
-            approved_at: row.try_get("approved_at")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            recovery: RecoveryState {
-                attempts: count(row.try_get("recovery_attempts")?),
-                not_found_count: count(row.try_get("not_found_count")?),
-                last_not_found_at: row.try_get("last_not_found_at")?,
-                next_attempt_at: row.try_get("next_recovery_at")?,
-                flag: row.try_get("flag_reason")?,
-                refund_due: row.try_get::<i64, _>("refund_due")? != 0,
-            },
-        })
-    }
-}
-
-fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
-    match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => duplicate,
-        _ => StoreError::Database(err),
-    }
-}
-
-/// A stored counter (never negative) as a count.
-fn count(stored: i64) -> u32 {
-    u32::try_from(stored).unwrap_or_default()
-}
+impl SqliteStore {}
 
 /// The store's behaviour is tested on both stores in `tests/store.rs`; here only what
 /// is SQLite's own.

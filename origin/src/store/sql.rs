@@ -1,0 +1,71 @@
+//! What both databases run alike, written once: one statement text per query (with
+//! `$N` placeholders, which sqlx binds by their number on SQLite too) and one row
+//! decoder, run on either pool. Each area of the store adds its queries to [`Sql`]
+//! in a file of its own (`users.rs`, …); what differs between the databases —
+//! opening, locking, the odd statement — stays in `sqlite.rs` and `postgres.rs`, which
+//! hand their pool to [`Sql`] for the rest.
+//!
+//! Every area's `impl` repeats [`sql_bounds!`]'s list: sqlx's bounds are not implied
+//! by a trait, so the list is what "either database" means here, spelled out once.
+
+use sqlx::postgres::PgQueryResult;
+use sqlx::sqlite::SqliteQueryResult;
+use sqlx::{Database, Pool};
+
+use super::StoreError;
+use crate::crypto::FieldCipher;
+
+/// A database's pool, and the cipher its rows are sealed with.
+pub(super) struct Sql<'a, DB: Database> {
+    pub(super) pool: &'a Pool<DB>,
+    pub(super) cipher: &'a FieldCipher,
+}
+
+/// What a statement that writes tells, whatever the database.
+pub(super) trait Written {
+    fn rows(&self) -> u64;
+}
+
+impl Written for SqliteQueryResult {
+    fn rows(&self) -> u64 {
+        self.rows_affected()
+    }
+}
+
+impl Written for PgQueryResult {
+    fn rows(&self) -> u64 {
+        self.rows_affected()
+    }
+}
+
+/// `duplicate` for a unique-key violation, else the database's error.
+pub(super) fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => duplicate,
+        _ => StoreError::Database(err),
+    }
+}
+
+/// The `impl` of one area's queries for either database: `sql_bounds! { fn … }`.
+macro_rules! sql_bounds {
+    ($($item:item)*) => {
+        impl<DB> crate::store::sql::Sql<'_, DB>
+        where
+            DB: sqlx::Database,
+            DB::QueryResult: crate::store::sql::Written,
+            for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+            for<'q> <DB as sqlx::Database>::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
+            for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+            for<'q> Option<i64>: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+            for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> String: sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+            for<'q> Option<String>: sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+            for<'q> &'q str: sqlx::ColumnIndex<DB::Row>,
+        {
+            $($item)*
+        }
+    };
+}
+
+pub(super) use sql_bounds;
