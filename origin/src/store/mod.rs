@@ -5,11 +5,12 @@
 //! scheme.
 
 mod open;
+mod payment_keys;
 mod payments;
 pub mod postgres;
+mod reconciliation;
 mod sql;
 pub mod sqlite;
-mod statements;
 pub mod transient;
 mod users;
 

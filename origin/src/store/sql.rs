@@ -38,6 +38,17 @@ impl Written for PgQueryResult {
     }
 }
 
+/// `($first, $first+1, …), (…)`: `rows` rows of `columns` placeholders each, for a
+/// statement that writes many rows at once.
+pub(super) fn values_list(rows: usize, columns: usize, first: usize) -> String {
+    let row = |index: usize| {
+        let start = first + index * columns;
+        let places: Vec<String> = (start..start + columns).map(|n| format!("${n}")).collect();
+        format!("({})", places.join(", "))
+    };
+    (0..rows).map(row).collect::<Vec<_>>().join(", ")
+}
+
 /// `duplicate` for a unique-key violation, else the database's error.
 pub(super) fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
     match &err {
@@ -54,14 +65,17 @@ macro_rules! sql_bounds {
             DB: sqlx::Database,
             DB::QueryResult: crate::store::sql::Written,
             for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+            for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
             for<'q> <DB as sqlx::Database>::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
             for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
             for<'q> Option<i64>: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
             for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> String: sqlx::Encode<'q, DB>,
             for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
             for<'q> String: sqlx::Decode<'q, DB> + sqlx::Type<DB>,
             for<'q> Option<String>: sqlx::Decode<'q, DB> + sqlx::Type<DB>,
             for<'q> &'q str: sqlx::ColumnIndex<DB::Row>,
+            usize: sqlx::ColumnIndex<DB::Row>,
         {
             $($item)*
         }

@@ -10,15 +10,11 @@ use sqlx::{Row, Sqlite, SqlitePool};
 
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
 use super::sql::{unique_violation_as, Sql};
-use super::statements::{
-    closing_matched, item_from_row, queueing_findings, replacing_payment_keys, ITEM_COLUMNS,
-    ROWS_PER_STATEMENT,
-};
 use super::{
     Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome, Payment,
     PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
-use crate::crypto::{version_prefix, FieldCipher, PAYMENT_KEY};
+use crate::crypto::{FieldCipher, PAYMENT_KEY};
 use crate::policy::recovery::Decision;
 use crate::policy::settlement::period::Period;
 use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
@@ -483,14 +479,7 @@ impl Store for SqliteStore {
         from_ms: i64,
         to_ms: i64,
     ) -> Result<Vec<(String, i64)>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT order_id, amount FROM payments \
-             WHERE status = 'APPROVED' AND approved_at >= ? AND approved_at < ?",
-        )
-        .bind(from_ms)
-        .bind(to_ms)
-        .fetch_all(&self.pool)
-        .await?)
+        self.sql().approved_between(from_ms, to_ms).await
     }
 
     async fn queue_exceptions(
@@ -499,27 +488,11 @@ impl Store for SqliteStore {
         period: &Period,
         now_ms: i64,
     ) -> Result<u64, StoreError> {
-        let mut added = 0;
-        for chunk in findings.chunks(ROWS_PER_STATEMENT) {
-            added += queueing_findings::<Sqlite>(chunk, period, now_ms)
-                .build()
-                .execute(&self.pool)
-                .await?
-                .rows_affected();
-        }
-        Ok(added)
+        self.sql().queue_exceptions(findings, period, now_ms).await
     }
 
     async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError> {
-        let mut closed = 0;
-        for chunk in order_ids.chunks(ROWS_PER_STATEMENT) {
-            closed += closing_matched::<Sqlite>(chunk, now_ms)
-                .build()
-                .execute(&self.pool)
-                .await?
-                .rows_affected();
-        }
-        Ok(closed)
+        self.sql().close_matched(order_ids, now_ms).await
     }
 
     async fn reconciliation_items(
@@ -528,28 +501,13 @@ impl Store for SqliteStore {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<Item>, StoreError> {
-        let sql = format!(
-            "SELECT {ITEM_COLUMNS} FROM reconciliation_items \
-             WHERE (? IS NULL OR status = ?) AND id > ? ORDER BY id LIMIT ?"
-        );
-        let status = status.map(ItemStatus::as_str);
-        let rows = sqlx::query(&sql)
-            .bind(status)
-            .bind(status)
-            .bind(after_id)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(item_from_row).collect()
+        self.sql()
+            .reconciliation_items(status, after_id, limit)
+            .await
     }
 
     async fn pending_reconciliation_items(&self) -> Result<u64, StoreError> {
-        let pending: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM reconciliation_items WHERE status = 'PENDING'",
-        )
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(u64::try_from(pending).unwrap_or_default())
+        self.sql().pending_reconciliation_items().await
     }
 
     async fn resolve_reconciliation_item(
@@ -558,28 +516,9 @@ impl Store for SqliteStore {
         note: &str,
         now_ms: i64,
     ) -> Result<Resolution, StoreError> {
-        let sql = format!(
-            "UPDATE reconciliation_items SET status = 'RESOLVED', note = ?, resolved_at = ? \
-             WHERE id = ? AND status = 'PENDING' RETURNING {ITEM_COLUMNS}"
-        );
-        let resolved = sqlx::query(&sql)
-            .bind(note)
-            .bind(now_ms)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        if let Some(row) = resolved {
-            return Ok(Resolution::Resolved(item_from_row(&row)?));
-        }
-        let sql = format!("SELECT {ITEM_COLUMNS} FROM reconciliation_items WHERE id = ?");
-        let found = sqlx::query(&sql)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(match found {
-            Some(row) => Resolution::AlreadyResolved(item_from_row(&row)?),
-            None => Resolution::NotFound,
-        })
+        self.sql()
+            .resolve_reconciliation_item(id, note, now_ms)
+            .await
     }
 
     async fn payment_keys_not_on(
@@ -588,43 +527,17 @@ impl Store for SqliteStore {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<StoredPaymentKey>, StoreError> {
-        let prefix = version_prefix(version);
-        Ok(sqlx::query_as(
-            "SELECT id AS payment_id, order_id, payment_key AS stored FROM payments \
-             WHERE id > ? AND substr(payment_key, 1, ?) <> ? ORDER BY id LIMIT ?",
-        )
-        .bind(after_id)
-        .bind(prefix.len() as i64)
-        .bind(&prefix)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?)
+        self.sql()
+            .payment_keys_not_on(version, after_id, limit)
+            .await
     }
 
     async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError> {
-        let prefix = version_prefix(version);
-        let count: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM payments WHERE substr(payment_key, 1, ?) <> ?",
-        )
-        .bind(prefix.len() as i64)
-        .bind(&prefix)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(u64::try_from(count).unwrap_or_default())
+        self.sql().count_payment_keys_not_on(version).await
     }
 
     async fn replace_payment_keys(&self, replacements: &[Replacement]) -> Result<u64, StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        let mut replaced = 0;
-        for chunk in replacements.chunks(ROWS_PER_STATEMENT) {
-            replaced += replacing_payment_keys::<Sqlite>(chunk)
-                .build()
-                .execute(&mut *transaction)
-                .await?
-                .rows_affected();
-        }
-        transaction.commit().await?;
-        Ok(replaced)
+        self.sql().replace_payment_keys(replacements).await
     }
 
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
