@@ -4,6 +4,7 @@
 //! is for several origin instances sharing one database. [`open`] chooses by the URL's
 //! scheme.
 
+mod idempotency;
 mod open;
 mod payment_keys;
 mod payments;

@@ -147,86 +147,7 @@ impl Store for PostgresStore {
         claim: &IdempotencyClaim,
         now_ms: i64,
     ) -> Result<Claimed, StoreError> {
-        let key = (&claim.user_id, &claim.key);
-        sqlx::query(
-            "DELETE FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2 \
-             AND created_at <= $3",
-        )
-        .bind(key.0)
-        .bind(key.1)
-        .bind(now_ms - claim.retain_ms)
-        .execute(&self.pool)
-        .await?;
-        // A concurrent insert of the same key waits for the other to commit, then does
-        // nothing: exactly one claimant inserts.
-        let inserted = sqlx::query(
-            "INSERT INTO idempotency_keys (user_id, idempotency_key, request_hash, state, \
-             locked_until, created_at) VALUES ($1, $2, $3, 'IN_FLIGHT', $4, $5) \
-             ON CONFLICT DO NOTHING",
-        )
-        .bind(key.0)
-        .bind(key.1)
-        .bind(&claim.request_hash)
-        .bind(now_ms + claim.lease_ms)
-        .bind(now_ms)
-        .execute(&self.pool)
-        .await?;
-        if inserted.rows_affected() == 1 {
-            return Ok(Claimed::Started);
-        }
-        let row = sqlx::query(
-            "SELECT request_hash, state, response_status, response_body, locked_until \
-             FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2",
-        )
-        .bind(key.0)
-        .bind(key.1)
-        .fetch_optional(&self.pool)
-        .await?;
-        // Purged between the insert and the read: as good as in flight for a moment.
-        let Some(row) = row else {
-            return Ok(Claimed::InFlight { until_ms: now_ms });
-        };
-        let request_hash: String = row.try_get("request_hash")?;
-        if request_hash != claim.request_hash {
-            return Ok(Claimed::Mismatch);
-        }
-        let locked_until: i64 = row.try_get("locked_until")?;
-        if row.try_get::<String, _>("state")? == "DONE" {
-            let status: Option<i64> = row.try_get("response_status")?;
-            let body: Option<String> = row.try_get("response_body")?;
-            let (Some(status), Some(body)) = (status, body) else {
-                return Err(decode_error("a DONE key without its response".into()));
-            };
-            return Ok(Claimed::Done(StoredResponse {
-                status: u16::try_from(status)
-                    .map_err(|_| decode_error(format!("response status {status}")))?,
-                body,
-            }));
-        }
-        if locked_until > now_ms {
-            return Ok(Claimed::InFlight {
-                until_ms: locked_until,
-            });
-        }
-        // Compare-and-set on the lease: of takeovers racing, the first to update wins,
-        // and the others re-check the row it left and find the lease moved.
-        let taken_over = sqlx::query(
-            "UPDATE idempotency_keys SET locked_until = $1 WHERE user_id = $2 \
-             AND idempotency_key = $3 AND state = 'IN_FLIGHT' AND locked_until = $4",
-        )
-        .bind(now_ms + claim.lease_ms)
-        .bind(key.0)
-        .bind(key.1)
-        .bind(locked_until)
-        .execute(&self.pool)
-        .await?;
-        Ok(if taken_over.rows_affected() == 1 {
-            Claimed::Resumed
-        } else {
-            Claimed::InFlight {
-                until_ms: now_ms + claim.lease_ms,
-            }
-        })
+        self.sql().claim_idempotency_key(claim, now_ms).await
     }
 
     async fn finish_idempotency_key(
@@ -235,37 +156,17 @@ impl Store for PostgresStore {
         key: &str,
         response: &StoredResponse,
     ) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE idempotency_keys SET state = 'DONE', response_status = $1, \
-             response_body = $2 WHERE user_id = $3 AND idempotency_key = $4",
-        )
-        .bind(i64::from(response.status))
-        .bind(&response.body)
-        .bind(user_id)
-        .bind(key)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.sql()
+            .finish_idempotency_key(user_id, key, response)
+            .await
     }
 
     async fn release_idempotency_key(&self, user_id: &str, key: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "DELETE FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2 \
-             AND state = 'IN_FLIGHT'",
-        )
-        .bind(user_id)
-        .bind(key)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.sql().release_idempotency_key(user_id, key).await
     }
 
     async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
-        let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
-            .bind(before_ms)
-            .execute(&self.pool)
-            .await?;
-        Ok(done.rows_affected())
+        self.sql().purge_idempotency_keys(before_ms).await
     }
 
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
@@ -589,7 +490,3 @@ impl Store for PostgresStore {
 }
 
 impl PostgresStore {}
-
-fn decode_error(problem: String) -> StoreError {
-    StoreError::Database(sqlx::Error::Decode(problem.into()))
-}

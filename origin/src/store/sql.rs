@@ -49,6 +49,11 @@ pub(super) fn values_list(rows: usize, columns: usize, first: usize) -> String {
     (0..rows).map(row).collect::<Vec<_>>().join(", ")
 }
 
+/// A row the store cannot read back as what it wrote.
+pub(super) fn decode_error(problem: String) -> StoreError {
+    StoreError::Database(sqlx::Error::Decode(problem.into()))
+}
+
 /// `duplicate` for a unique-key violation, else the database's error.
 pub(super) fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> StoreError {
     match &err {
