@@ -4,12 +4,14 @@
 //! is for several origin instances sharing one database. [`open`] chooses by the URL's
 //! scheme.
 
+mod events;
 mod idempotency;
 mod open;
 mod payment_keys;
 mod payments;
 pub mod postgres;
 mod reconciliation;
+mod recovery;
 mod sql;
 pub mod sqlite;
 pub mod transient;

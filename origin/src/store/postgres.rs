@@ -252,50 +252,9 @@ impl Store for PostgresStore {
         lease_holder: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
-        // The lease ends only if it is still the recorder's (the last parameter).
-        let done = match decision {
-            Decision::Approve { approved_at, flag } => sqlx::query(
-                "UPDATE payments SET status = 'APPROVED', approved_at = $1, \
-                 flag_reason = COALESCE($2, flag_reason), \
-                 recovery_lease_until = CASE WHEN recovery_lease_holder = $5 \
-                 THEN 0 ELSE recovery_lease_until END, \
-                 updated_at = $3 WHERE id = $4 AND status IN ('PENDING', 'UNKNOWN')",
-            )
-            .bind(*approved_at)
-            .bind(flag.as_deref())
-            .bind(now_ms)
-            .bind(payment_id),
-            Decision::Fail { reason } => sqlx::query(
-                "UPDATE payments SET status = 'FAILED', failure_reason = $1, \
-                 recovery_lease_until = \
-                 CASE WHEN recovery_lease_holder = $4 THEN 0 ELSE recovery_lease_until END, updated_at = $2 \
-                 WHERE id = $3 AND status IN ('PENDING', 'UNKNOWN')",
-            )
-            .bind(*reason)
-            .bind(now_ms)
-            .bind(payment_id),
-            Decision::Later { state } => sqlx::query(
-                "UPDATE payments SET status = 'UNKNOWN', recovery_attempts = $1, \
-                 not_found_count = $2, last_not_found_at = $3, next_recovery_at = $4, \
-                 flag_reason = $5, recovery_lease_until = \
-                 CASE WHEN recovery_lease_holder = $8 THEN 0 ELSE recovery_lease_until END, updated_at = $6 \
-                 WHERE id = $7 AND status IN ('PENDING', 'UNKNOWN')",
-            )
-            .bind(i64::from(state.attempts))
-            .bind(i64::from(state.not_found_count))
-            .bind(state.last_not_found_at)
-            .bind(state.next_attempt_at)
-            .bind(state.flag.as_deref())
-            .bind(now_ms)
-            .bind(payment_id),
-        }
-        .bind(lease_holder)
-        .execute(&self.pool)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Ok(None);
-        }
-        self.payment_by_id(payment_id).await.map(Some)
+        self.sql()
+            .record_recovery(payment_id, decision, lease_holder, now_ms)
+            .await
     }
 
     async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError> {
@@ -340,27 +299,7 @@ impl Store for PostgresStore {
     }
 
     async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError> {
-        let row = sqlx::query(
-            "SELECT event_id, stock, amount, \
-             (SELECT COUNT(*) FROM payments p WHERE p.event_id = e.event_id \
-               AND p.status IN ('PENDING', 'UNKNOWN')) AS reserved, \
-             (SELECT COUNT(*) FROM payments p WHERE p.event_id = e.event_id \
-               AND p.status = 'APPROVED') AS sold \
-             FROM events e WHERE event_id = $1",
-        )
-        .bind(event_id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| {
-            Ok(EventView {
-                event_id: row.try_get("event_id")?,
-                stock: row.try_get("stock")?,
-                amount: row.try_get("amount")?,
-                reserved: row.try_get("reserved")?,
-                sold: row.try_get("sold")?,
-            })
-        })
-        .transpose()
+        self.sql().event(event_id).await
     }
 
     async fn mark_refund_due(
@@ -369,16 +308,9 @@ impl Store for PostgresStore {
         next_attempt_at: i64,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "UPDATE payments SET refund_due = 1, next_recovery_at = $1, \
-             recovery_lease_until = 0, updated_at = $2 WHERE id = $3 AND status = 'FAILED'",
-        )
-        .bind(next_attempt_at)
-        .bind(now_ms)
-        .bind(payment_id)
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        self.sql()
+            .mark_refund_due(payment_id, next_attempt_at, now_ms)
+            .await
     }
 
     async fn record_refunded(
@@ -387,20 +319,7 @@ impl Store for PostgresStore {
         note: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
-        let done = sqlx::query(
-            "UPDATE payments SET status = 'REFUNDED', refund_due = 0, flag_reason = $1, \
-             recovery_lease_until = 0, updated_at = $2 \
-             WHERE id = $3 AND status = 'FAILED' AND refund_due = 1",
-        )
-        .bind(note)
-        .bind(now_ms)
-        .bind(payment_id)
-        .execute(&self.pool)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Ok(None);
-        }
-        self.payment_by_id(payment_id).await.map(Some)
+        self.sql().record_refunded(payment_id, note, now_ms).await
     }
 
     async fn approved_between(

@@ -241,52 +241,9 @@ impl Store for SqliteStore {
         lease_holder: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
-        const UNSETTLED: &str = "WHERE id = ? AND status IN ('PENDING', 'UNKNOWN')";
-        // The lease ends only if it is still the recorder's (bound after each
-        // decision's own values).
-        const ENDED: &str =
-            "CASE WHEN recovery_lease_holder = ? THEN 0 ELSE recovery_lease_until END";
-        let sql;
-        let query = match decision {
-            Decision::Approve { approved_at, flag } => {
-                sql = format!(
-                    "UPDATE payments SET status = 'APPROVED', approved_at = ?, \
-                     flag_reason = COALESCE(?, flag_reason), recovery_lease_until = {ENDED}, \
-                     updated_at = ? {UNSETTLED}"
-                );
-                sqlx::query(&sql).bind(*approved_at).bind(flag.clone())
-            }
-            Decision::Fail { reason } => {
-                sql = format!(
-                    "UPDATE payments SET status = 'FAILED', failure_reason = ?, \
-                     recovery_lease_until = {ENDED}, updated_at = ? {UNSETTLED}"
-                );
-                sqlx::query(&sql).bind(*reason)
-            }
-            Decision::Later { state } => {
-                sql = format!(
-                    "UPDATE payments SET status = 'UNKNOWN', recovery_attempts = ?, \
-                     not_found_count = ?, last_not_found_at = ?, next_recovery_at = ?, \
-                     flag_reason = ?, recovery_lease_until = {ENDED}, updated_at = ? {UNSETTLED}"
-                );
-                sqlx::query(&sql)
-                    .bind(i64::from(state.attempts))
-                    .bind(i64::from(state.not_found_count))
-                    .bind(state.last_not_found_at)
-                    .bind(state.next_attempt_at)
-                    .bind(state.flag.clone())
-            }
-        };
-        let done = query
-            .bind(lease_holder)
-            .bind(now_ms)
-            .bind(payment_id)
-            .execute(&self.pool)
-            .await?;
-        if done.rows_affected() == 0 {
-            return Ok(None);
-        }
-        self.payment_by_id(payment_id).await.map(Some)
+        self.sql()
+            .record_recovery(payment_id, decision, lease_holder, now_ms)
+            .await
     }
 
     async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError> {
@@ -317,27 +274,7 @@ impl Store for SqliteStore {
     }
 
     async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError> {
-        let row = sqlx::query(
-            "SELECT event_id, stock, amount, \
-             (SELECT COUNT(*) FROM payments p WHERE p.event_id = e.event_id \
-               AND p.status IN ('PENDING', 'UNKNOWN')) AS reserved, \
-             (SELECT COUNT(*) FROM payments p WHERE p.event_id = e.event_id \
-               AND p.status = 'APPROVED') AS sold \
-             FROM events e WHERE event_id = ?",
-        )
-        .bind(event_id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| {
-            Ok(EventView {
-                event_id: row.try_get("event_id")?,
-                stock: row.try_get("stock")?,
-                amount: row.try_get("amount")?,
-                reserved: row.try_get("reserved")?,
-                sold: row.try_get("sold")?,
-            })
-        })
-        .transpose()
+        self.sql().event(event_id).await
     }
 
     async fn mark_refund_due(
@@ -346,16 +283,9 @@ impl Store for SqliteStore {
         next_attempt_at: i64,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "UPDATE payments SET refund_due = 1, next_recovery_at = ?, \
-             recovery_lease_until = 0, updated_at = ? WHERE id = ? AND status = 'FAILED'",
-        )
-        .bind(next_attempt_at)
-        .bind(now_ms)
-        .bind(payment_id)
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        self.sql()
+            .mark_refund_due(payment_id, next_attempt_at, now_ms)
+            .await
     }
 
     async fn record_refunded(
@@ -364,20 +294,7 @@ impl Store for SqliteStore {
         note: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
-        let done = sqlx::query(
-            "UPDATE payments SET status = 'REFUNDED', refund_due = 0, flag_reason = ?, \
-             recovery_lease_until = 0, updated_at = ? \
-             WHERE id = ? AND status = 'FAILED' AND refund_due = 1",
-        )
-        .bind(note)
-        .bind(now_ms)
-        .bind(payment_id)
-        .execute(&self.pool)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Ok(None);
-        }
-        self.payment_by_id(payment_id).await.map(Some)
+        self.sql().record_refunded(payment_id, note, now_ms).await
     }
 
     async fn approved_between(
