@@ -13,6 +13,7 @@ pub mod postgres;
 mod reconciliation;
 mod recovery;
 mod sql;
+mod sql_store;
 pub mod sqlite;
 pub mod transient;
 mod users;

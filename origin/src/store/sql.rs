@@ -16,13 +16,13 @@ use super::StoreError;
 use crate::crypto::FieldCipher;
 
 /// A database's pool, and the cipher its rows are sealed with.
-pub(super) struct Sql<'a, DB: Database> {
+pub struct Sql<'a, DB: Database> {
     pub(super) pool: &'a Pool<DB>,
     pub(super) cipher: &'a FieldCipher,
 }
 
 /// What a statement that writes tells, whatever the database.
-pub(super) trait Written {
+pub trait Written {
     fn rows(&self) -> u64;
 }
 
@@ -62,10 +62,13 @@ pub(super) fn unique_violation_as(err: sqlx::Error, duplicate: StoreError) -> St
     }
 }
 
-/// The `impl` of one area's queries for either database: `sql_bounds! { fn … }`.
+/// The `impl` of one area's queries for either database: `sql_bounds! { fn … }`. With
+/// `@impl (header)` first, the same bounds on another `impl` (the [`Store`] itself).
+///
+/// [`Store`]: crate::store::Store
 macro_rules! sql_bounds {
-    ($($item:item)*) => {
-        impl<DB> crate::store::sql::Sql<'_, DB>
+    (@impl ($($head:tt)*) $($item:item)*) => {
+        $($head)*
         where
             DB: sqlx::Database,
             DB::QueryResult: crate::store::sql::Written,
@@ -82,6 +85,12 @@ macro_rules! sql_bounds {
             for<'q> &'q str: sqlx::ColumnIndex<DB::Row>,
             usize: sqlx::ColumnIndex<DB::Row>,
         {
+            $($item)*
+        }
+    };
+    ($($item:item)*) => {
+        crate::store::sql::sql_bounds! {
+            @impl (impl<DB> crate::store::sql::Sql<'_, DB>)
             $($item)*
         }
     };

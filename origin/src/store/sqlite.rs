@@ -6,40 +6,23 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use sqlx::{Row, Sqlite, SqlitePool};
+use sqlx::{Row, Sqlite};
 
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
 use super::sql::{unique_violation_as, Sql};
-use super::{
-    Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome, Payment,
-    PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
-};
+use super::sql_store::{Dialect, SqlStore};
+use super::{EventSpec, EventView, Lease, NewPayment, Payment, StoreError};
 use crate::crypto::{FieldCipher, PAYMENT_KEY};
-use crate::policy::recovery::Decision;
-use crate::policy::settlement::period::Period;
-use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
-use crate::policy::settlement::reconcile::Finding;
 
 /// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
 /// within the acquire timeout given to [`SqliteStore::open`], a lock within this.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
 const MAX_CONNECTIONS: u32 = 8;
 
-#[derive(Clone)]
-pub struct SqliteStore {
-    cipher: FieldCipher,
-    pool: SqlitePool,
-}
+/// The store on SQLite.
+pub type SqliteStore = SqlStore<Sqlite>;
 
 impl SqliteStore {
-    /// The queries written once for both databases, on this pool.
-    fn sql(&self) -> Sql<'_, Sqlite> {
-        Sql {
-            pool: &self.pool,
-            cipher: &self.cipher,
-        }
-    }
-
     /// Opens (creating it and its folder when absent) and migrates the database at
     /// `url`. A request waits at most `acquire_timeout` for a connection.
     pub async fn open(
@@ -68,13 +51,13 @@ impl SqliteStore {
 }
 
 #[async_trait]
-impl Store for SqliteStore {
-    async fn insert_pending(&self, new: NewPayment) -> Result<Payment, StoreError> {
+impl Dialect for Sqlite {
+    async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError> {
         if let Some(event_id) = &new.event_id {
             let price: Option<i64> =
                 sqlx::query_scalar("SELECT amount FROM events WHERE event_id = ?")
                     .bind(event_id)
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(store.pool)
                     .await?;
             if let Some(price) = price.filter(|price| *price != new.amount) {
                 return Err(StoreError::WrongAmount { price });
@@ -94,7 +77,8 @@ impl Store for SqliteStore {
             .bind(&new.order_id)
             .bind(&new.user_id)
             .bind(
-                self.cipher
+                store
+                    .cipher
                     .seal(PAYMENT_KEY, &new.order_id, &new.payment_key)?,
             )
             .bind(new.amount)
@@ -105,79 +89,14 @@ impl Store for SqliteStore {
             .bind(&new.event_id)
             .bind(&new.event_id)
             .bind(&new.event_id)
-            .fetch_all(&self.pool)
+            .fetch_all(store.pool)
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
-        self.sql()
-            .payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
-    }
-
-    async fn record_outcome(
-        &self,
-        payment_id: i64,
-        outcome: Outcome,
-        now_ms: i64,
-    ) -> Result<Payment, StoreError> {
-        self.sql().record_outcome(payment_id, outcome, now_ms).await
-    }
-
-    async fn payment_by_order(
-        &self,
-        user_id: &str,
-        order_id: &str,
-    ) -> Result<Option<Payment>, StoreError> {
-        self.sql().payment_by_order(user_id, order_id).await
-    }
-
-    async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError> {
-        self.sql().recent_payments(user_id, limit).await
-    }
-
-    async fn claim_idempotency_key(
-        &self,
-        claim: &IdempotencyClaim,
-        now_ms: i64,
-    ) -> Result<Claimed, StoreError> {
-        self.sql().claim_idempotency_key(claim, now_ms).await
-    }
-
-    async fn finish_idempotency_key(
-        &self,
-        user_id: &str,
-        key: &str,
-        response: &StoredResponse,
-    ) -> Result<(), StoreError> {
-        self.sql()
-            .finish_idempotency_key(user_id, key, response)
-            .await
-    }
-
-    async fn release_idempotency_key(&self, user_id: &str, key: &str) -> Result<(), StoreError> {
-        self.sql().release_idempotency_key(user_id, key).await
-    }
-
-    async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
-        self.sql().purge_idempotency_keys(before_ms).await
-    }
-
-    async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
-        self.sql().payment_by_id(payment_id).await
-    }
-
-    async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError> {
-        self.sql().payment_by_order_id(order_id).await
-    }
-
-    async fn payments_with_status(
-        &self,
-        status: PaymentStatus,
-        limit: u32,
-    ) -> Result<Vec<Payment>, StoreError> {
-        self.sql().payments_with_status(status, limit).await
+        store.payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
     }
 
     async fn claim_for_recovery(
-        &self,
+        store: &Sql<'_, Self>,
         now_ms: i64,
         pending_before_ms: i64,
         lease: Lease<'_>,
@@ -202,15 +121,13 @@ impl Store for SqliteStore {
             .bind(now_ms)
             .bind(pending_before_ms)
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(store.pool)
             .await?;
-        rows.iter()
-            .map(|row| self.sql().payment_from_row(row))
-            .collect()
+        rows.iter().map(|row| store.payment_from_row(row)).collect()
     }
 
     async fn renew_recovery_leases(
-        &self,
+        store: &Sql<'_, Self>,
         payment_ids: &[i64],
         lease: Lease<'_>,
         now_ms: i64,
@@ -227,26 +144,18 @@ impl Store for SqliteStore {
         .bind(lease.holder)
         .bind(now_ms)
         .bind(ids)
-        .fetch_all(&self.pool)
+        .fetch_all(store.pool)
         .await?;
         rows.iter()
             .map(|row| row.try_get("id").map_err(StoreError::from))
             .collect()
     }
 
-    async fn record_recovery(
-        &self,
-        payment_id: i64,
-        decision: &Decision,
-        lease_holder: &str,
+    async fn upsert_event(
+        store: &Sql<'_, Self>,
+        event: &EventSpec,
         now_ms: i64,
-    ) -> Result<Option<Payment>, StoreError> {
-        self.sql()
-            .record_recovery(payment_id, decision, lease_holder, now_ms)
-            .await
-    }
-
-    async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError> {
+    ) -> Result<EventView, StoreError> {
         let sql = format!(
             "INSERT INTO events (event_id, stock, amount, created_at, updated_at) \
              VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (event_id) DO UPDATE SET \
@@ -259,9 +168,9 @@ impl Store for SqliteStore {
             .bind(event.stock)
             .bind(event.amount)
             .bind(now_ms)
-            .execute(&self.pool)
+            .execute(store.pool)
             .await?;
-        let view = self
+        let view = store
             .event(&event.event_id)
             .await?
             .ok_or(StoreError::Database(sqlx::Error::RowNotFound))?;
@@ -272,124 +181,14 @@ impl Store for SqliteStore {
         }
         Ok(view)
     }
-
-    async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError> {
-        self.sql().event(event_id).await
-    }
-
-    async fn mark_refund_due(
-        &self,
-        payment_id: i64,
-        next_attempt_at: i64,
-        now_ms: i64,
-    ) -> Result<bool, StoreError> {
-        self.sql()
-            .mark_refund_due(payment_id, next_attempt_at, now_ms)
-            .await
-    }
-
-    async fn record_refunded(
-        &self,
-        payment_id: i64,
-        note: &str,
-        now_ms: i64,
-    ) -> Result<Option<Payment>, StoreError> {
-        self.sql().record_refunded(payment_id, note, now_ms).await
-    }
-
-    async fn approved_between(
-        &self,
-        from_ms: i64,
-        to_ms: i64,
-    ) -> Result<Vec<(String, i64)>, StoreError> {
-        self.sql().approved_between(from_ms, to_ms).await
-    }
-
-    async fn queue_exceptions(
-        &self,
-        findings: &[Finding],
-        period: &Period,
-        now_ms: i64,
-    ) -> Result<u64, StoreError> {
-        self.sql().queue_exceptions(findings, period, now_ms).await
-    }
-
-    async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError> {
-        self.sql().close_matched(order_ids, now_ms).await
-    }
-
-    async fn reconciliation_items(
-        &self,
-        status: Option<ItemStatus>,
-        after_id: i64,
-        limit: u32,
-    ) -> Result<Vec<Item>, StoreError> {
-        self.sql()
-            .reconciliation_items(status, after_id, limit)
-            .await
-    }
-
-    async fn pending_reconciliation_items(&self) -> Result<u64, StoreError> {
-        self.sql().pending_reconciliation_items().await
-    }
-
-    async fn resolve_reconciliation_item(
-        &self,
-        id: i64,
-        note: &str,
-        now_ms: i64,
-    ) -> Result<Resolution, StoreError> {
-        self.sql()
-            .resolve_reconciliation_item(id, note, now_ms)
-            .await
-    }
-
-    async fn payment_keys_not_on(
-        &self,
-        version: u32,
-        after_id: i64,
-        limit: u32,
-    ) -> Result<Vec<StoredPaymentKey>, StoreError> {
-        self.sql()
-            .payment_keys_not_on(version, after_id, limit)
-            .await
-    }
-
-    async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError> {
-        self.sql().count_payment_keys_not_on(version).await
-    }
-
-    async fn replace_payment_keys(&self, replacements: &[Replacement]) -> Result<u64, StoreError> {
-        self.sql().replace_payment_keys(replacements).await
-    }
-
-    async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
-        self.sql().insert_user(user, now_ms).await
-    }
-
-    async fn set_password_hash(
-        &self,
-        username: &str,
-        password_hash: &str,
-        now_ms: i64,
-    ) -> Result<bool, StoreError> {
-        self.sql()
-            .set_password_hash(username, password_hash, now_ms)
-            .await
-    }
-
-    async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
-        self.sql().user_by_name(username).await
-    }
 }
-
-impl SqliteStore {}
 
 /// The store's behaviour is tested on both stores in `tests/store.rs`; here only what
 /// is SQLite's own.
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store as _;
 
     #[tokio::test]
     async fn a_request_waits_for_a_connection_no_longer_than_the_acquire_timeout() {

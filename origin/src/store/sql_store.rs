@@ -1,0 +1,285 @@
+//! The [`Store`] over either database: [`SqlStore`] on SQLite (`sqlite.rs`, the
+//! default) or PostgreSQL (`postgres.rs`, for several instances sharing one database).
+//! Almost every query is written once, by area (`payments.rs`, `idempotency.rs`,
+//! `recovery.rs`, `events.rs`, `reconciliation.rs`, `payment_keys.rs`, `users.rs`);
+//! a backend writes only what differs — its [`Dialect`]: taking an event's last unit,
+//! claiming payments for recovery and renewing their leases, setting an event's stock
+//! — and how it opens.
+
+use async_trait::async_trait;
+use sqlx::{Database, Pool};
+
+use super::sql::{sql_bounds, Sql};
+use super::{
+    Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome, Payment,
+    PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
+};
+use crate::crypto::FieldCipher;
+use crate::policy::recovery::Decision;
+use crate::policy::settlement::period::Period;
+use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
+use crate::policy::settlement::reconcile::Finding;
+
+/// The store on one database's pool.
+#[derive(Clone)]
+pub struct SqlStore<DB: Database> {
+    pub(super) cipher: FieldCipher,
+    pub(super) pool: Pool<DB>,
+}
+
+impl<DB: Database> SqlStore<DB> {
+    /// The queries written once for both databases, on this pool.
+    fn sql(&self) -> Sql<'_, DB> {
+        Sql {
+            pool: &self.pool,
+            cipher: &self.cipher,
+        }
+    }
+}
+
+/// What a database does its own way.
+#[async_trait]
+pub trait Dialect: Database {
+    /// Inserts a PENDING payment, taking one of its event's units if it has one.
+    async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError>;
+
+    /// See [`Store::claim_for_recovery`]: concurrent claims never take one payment.
+    async fn claim_for_recovery(
+        store: &Sql<'_, Self>,
+        now_ms: i64,
+        pending_before_ms: i64,
+        lease: Lease<'_>,
+        limit: u32,
+    ) -> Result<Vec<Payment>, StoreError>;
+
+    /// See [`Store::renew_recovery_leases`].
+    async fn renew_recovery_leases(
+        store: &Sql<'_, Self>,
+        payment_ids: &[i64],
+        lease: Lease<'_>,
+        now_ms: i64,
+    ) -> Result<Vec<i64>, StoreError>;
+
+    /// See [`Store::upsert_event`]: no unit is taken while the stock changes.
+    async fn upsert_event(
+        store: &Sql<'_, Self>,
+        event: &EventSpec,
+        now_ms: i64,
+    ) -> Result<EventView, StoreError>;
+}
+
+sql_bounds! {
+    @impl (#[async_trait] impl<DB: Dialect> Store for SqlStore<DB>)
+
+    async fn insert_pending(&self, new: NewPayment) -> Result<Payment, StoreError> {
+        DB::insert_pending(&self.sql(), new).await
+    }
+
+    async fn record_outcome(
+        &self,
+        payment_id: i64,
+        outcome: Outcome,
+        now_ms: i64,
+    ) -> Result<Payment, StoreError> {
+        self.sql().record_outcome(payment_id, outcome, now_ms).await
+    }
+
+    async fn payment_by_order(
+        &self,
+        user_id: &str,
+        order_id: &str,
+    ) -> Result<Option<Payment>, StoreError> {
+        self.sql().payment_by_order(user_id, order_id).await
+    }
+
+    async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError> {
+        self.sql().recent_payments(user_id, limit).await
+    }
+
+    async fn claim_idempotency_key(
+        &self,
+        claim: &IdempotencyClaim,
+        now_ms: i64,
+    ) -> Result<Claimed, StoreError> {
+        self.sql().claim_idempotency_key(claim, now_ms).await
+    }
+
+    async fn finish_idempotency_key(
+        &self,
+        user_id: &str,
+        key: &str,
+        response: &StoredResponse,
+    ) -> Result<(), StoreError> {
+        self.sql()
+            .finish_idempotency_key(user_id, key, response)
+            .await
+    }
+
+    async fn release_idempotency_key(&self, user_id: &str, key: &str) -> Result<(), StoreError> {
+        self.sql().release_idempotency_key(user_id, key).await
+    }
+
+    async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.sql().purge_idempotency_keys(before_ms).await
+    }
+
+    async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
+        self.sql().payment_by_id(payment_id).await
+    }
+
+    async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError> {
+        self.sql().payment_by_order_id(order_id).await
+    }
+
+    async fn payments_with_status(
+        &self,
+        status: PaymentStatus,
+        limit: u32,
+    ) -> Result<Vec<Payment>, StoreError> {
+        self.sql().payments_with_status(status, limit).await
+    }
+
+    async fn claim_for_recovery(
+        &self,
+        now_ms: i64,
+        pending_before_ms: i64,
+        lease: Lease<'_>,
+        limit: u32,
+    ) -> Result<Vec<Payment>, StoreError> {
+        DB::claim_for_recovery(&self.sql(), now_ms, pending_before_ms, lease, limit).await
+    }
+
+    async fn renew_recovery_leases(
+        &self,
+        payment_ids: &[i64],
+        lease: Lease<'_>,
+        now_ms: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        DB::renew_recovery_leases(&self.sql(), payment_ids, lease, now_ms).await
+    }
+
+    async fn record_recovery(
+        &self,
+        payment_id: i64,
+        decision: &Decision,
+        lease_holder: &str,
+        now_ms: i64,
+    ) -> Result<Option<Payment>, StoreError> {
+        self.sql()
+            .record_recovery(payment_id, decision, lease_holder, now_ms)
+            .await
+    }
+
+    async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError> {
+        DB::upsert_event(&self.sql(), event, now_ms).await
+    }
+
+    async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError> {
+        self.sql().event(event_id).await
+    }
+
+    async fn mark_refund_due(
+        &self,
+        payment_id: i64,
+        next_attempt_at: i64,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.sql()
+            .mark_refund_due(payment_id, next_attempt_at, now_ms)
+            .await
+    }
+
+    async fn record_refunded(
+        &self,
+        payment_id: i64,
+        note: &str,
+        now_ms: i64,
+    ) -> Result<Option<Payment>, StoreError> {
+        self.sql().record_refunded(payment_id, note, now_ms).await
+    }
+
+    async fn approved_between(
+        &self,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        self.sql().approved_between(from_ms, to_ms).await
+    }
+
+    async fn queue_exceptions(
+        &self,
+        findings: &[Finding],
+        period: &Period,
+        now_ms: i64,
+    ) -> Result<u64, StoreError> {
+        self.sql().queue_exceptions(findings, period, now_ms).await
+    }
+
+    async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError> {
+        self.sql().close_matched(order_ids, now_ms).await
+    }
+
+    async fn reconciliation_items(
+        &self,
+        status: Option<ItemStatus>,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<Item>, StoreError> {
+        self.sql()
+            .reconciliation_items(status, after_id, limit)
+            .await
+    }
+
+    async fn pending_reconciliation_items(&self) -> Result<u64, StoreError> {
+        self.sql().pending_reconciliation_items().await
+    }
+
+    async fn resolve_reconciliation_item(
+        &self,
+        id: i64,
+        note: &str,
+        now_ms: i64,
+    ) -> Result<Resolution, StoreError> {
+        self.sql()
+            .resolve_reconciliation_item(id, note, now_ms)
+            .await
+    }
+
+    async fn payment_keys_not_on(
+        &self,
+        version: u32,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredPaymentKey>, StoreError> {
+        self.sql()
+            .payment_keys_not_on(version, after_id, limit)
+            .await
+    }
+
+    async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError> {
+        self.sql().count_payment_keys_not_on(version).await
+    }
+
+    async fn replace_payment_keys(&self, replacements: &[Replacement]) -> Result<u64, StoreError> {
+        self.sql().replace_payment_keys(replacements).await
+    }
+
+    async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
+        self.sql().insert_user(user, now_ms).await
+    }
+
+    async fn set_password_hash(
+        &self,
+        username: &str,
+        password_hash: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.sql()
+            .set_password_hash(username, password_hash, now_ms)
+            .await
+    }
+
+    async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
+        self.sql().user_by_name(username).await
+    }
+}
