@@ -1,0 +1,215 @@
+//! What the store takes and gives: payments and their outcomes, events, keys, users,
+//! Idempotency-Key claims, recovery leases, and the store's errors.
+
+use serde::Serialize;
+
+use crate::crypto::CryptoError;
+use crate::policy::recovery::RecoveryState;
+
+/// Where a payment stands. Only `Pending` and `Unknown` may still change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PaymentStatus {
+    Pending,
+    Approved,
+    Failed,
+    Unknown,
+    /// The PG approved it after we had recorded it FAILED; we cancelled the charge.
+    Refunded,
+}
+
+impl PaymentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Approved => "APPROVED",
+            Self::Failed => "FAILED",
+            Self::Unknown => "UNKNOWN",
+            Self::Refunded => "REFUNDED",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Approved,
+            Self::Failed,
+            Self::Unknown,
+            Self::Refunded,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
+    }
+}
+
+/// A payment as stored, and as the API shows it (the payment key is never shown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Payment {
+    pub payment_id: i64,
+    pub order_id: String,
+    #[serde(skip)]
+    pub user_id: String,
+    #[serde(skip)]
+    pub payment_key: String,
+    pub amount: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    pub status: PaymentStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// What recovery knows of it while it is unsettled; operators see it.
+    #[serde(skip)]
+    pub recovery: RecoveryState,
+}
+
+/// What TX 1 inserts.
+#[derive(Debug, Clone)]
+pub struct NewPayment {
+    pub order_id: String,
+    pub user_id: String,
+    pub payment_key: String,
+    pub amount: i64,
+    pub event_id: Option<String>,
+    pub now_ms: i64,
+}
+
+/// What TX 2 records: the settled status of a pending payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Approved { approved_at: i64 },
+    Failed { reason: String },
+    Unknown,
+}
+
+/// A limited-stock event, as an operator sets it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventSpec {
+    pub event_id: String,
+    pub stock: i64,
+    /// The price every confirm for the event must pay.
+    pub amount: i64,
+}
+
+/// An event and its units now: `reserved` (PENDING or UNKNOWN payments) + `sold`
+/// (APPROVED) never exceeds `stock`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventView {
+    pub event_id: String,
+    pub stock: i64,
+    pub amount: i64,
+    pub reserved: i64,
+    pub sold: i64,
+}
+
+/// A payment key as the database holds it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct StoredPaymentKey {
+    pub payment_id: i64,
+    pub order_id: String,
+    pub stored: String,
+}
+
+/// A stored payment key to replace, if it is still `old`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replacement {
+    pub payment_id: i64,
+    pub old: String,
+    pub new: String,
+}
+
+/// A user who can log in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: String,
+    pub username: String,
+    /// argon2id, PHC string format.
+    pub password_hash: String,
+}
+
+/// A recovery lease: who holds it (a token of one recovery's life), and until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease<'a> {
+    pub holder: &'a str,
+    pub until_ms: i64,
+}
+
+/// An Idempotency-Key claim: who, which key, and what request it was first used for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyClaim {
+    pub user_id: String,
+    pub key: String,
+    /// SHA-256 of the request body, hex.
+    pub request_hash: String,
+    /// How long a claim in flight keeps others out (bounds the effect of a crash).
+    pub lease_ms: i64,
+    /// How long a record is kept, from its creation.
+    pub retain_ms: i64,
+}
+
+/// A response kept for replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    /// JSON text, replayed byte for byte.
+    pub body: String,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claimed {
+    /// The key is new: this request runs.
+    Started,
+    /// The key was in flight past its lease (its request died): this request runs,
+    /// and must expect that the first one may have got partway.
+    Resumed,
+    /// Another request with this key is running, until at most `until_ms`.
+    InFlight { until_ms: i64 },
+    /// The key was used for another request body.
+    Mismatch,
+    /// The key's request finished: its response, to replay.
+    Done(StoredResponse),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("a payment for this order id already exists")]
+    DuplicateOrder,
+    #[error("a user with this name already exists")]
+    DuplicateUser,
+    #[error("no payment with id {0}")]
+    NoSuchPayment(i64),
+    /// The event has no unit left to reserve.
+    #[error("the event is sold out")]
+    SoldOut,
+    /// The payment's amount is not the event's price.
+    #[error("the event's price is {price}")]
+    WrongAmount { price: i64 },
+    /// An event's stock cannot go below what is already reserved or sold.
+    #[error("{committed} units are already reserved or sold")]
+    StockBelowCommitted { committed: i64 },
+    /// A sealed column did not open (altered, moved, or its KEK version is gone), or a
+    /// value could not be sealed.
+    #[error("sealed column: {0}")]
+    Crypto(#[from] CryptoError),
+    /// No database connection came free within the acquire timeout.
+    #[error("no database connection came free in time")]
+    Busy,
+    #[error("database: {0}")]
+    Database(sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match err {
+            sqlx::Error::PoolTimedOut => Self::Busy,
+            other => Self::Database(other),
+        }
+    }
+}
