@@ -22,8 +22,8 @@ sql_bounds! {
         .bind(now_ms - claim.retain_ms)
         .execute(self.pool)
         .await?;
-        // A concurrent insert of the same key waits for the other to commit, then does
-        // nothing: exactly one claimant inserts.
+        // Of concurrent inserts of one key exactly one inserts: on PostgreSQL the others
+        // wait for it to commit, on SQLite for the write lock, and then do nothing.
         let inserted = sqlx::query(
             "INSERT INTO idempotency_keys (user_id, idempotency_key, request_hash, state, \
              locked_until, created_at) VALUES ($1, $2, $3, 'IN_FLIGHT', $4, $5) \

@@ -1,7 +1,8 @@
-//! The PostgreSQL store, for several origin instances sharing one database. Same
-//! statements and semantics as the SQLite store: every write is one statement, atomic
-//! on its own, so concurrent instances meet only in the database's row locks and
-//! unique indexes — never in the application.
+//! The PostgreSQL store, for several origin instances sharing one database: how it
+//! opens, and its `Dialect` — where it differs from SQLite so that concurrent
+//! instances stay apart: an event's row locked while a unit is taken or its stock
+//! changes, and recovery claims that skip the rows another claim holds. Every other
+//! query is the shared one (`sql_store.rs`).
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -134,13 +135,7 @@ impl Dialect for Postgres {
             .bind(lease.holder)
             .fetch_all(store.pool)
             .await?;
-        let mut claimed = rows
-            .iter()
-            .map(|row| store.payment_from_row(row))
-            .collect::<Result<Vec<_>, _>>()?;
-        // RETURNING keeps no order: oldest due first, as chosen.
-        claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
-        Ok(claimed)
+        rows.iter().map(|row| store.payment_from_row(row)).collect()
     }
 
     async fn renew_recovery_leases(

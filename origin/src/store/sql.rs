@@ -5,6 +5,10 @@
 //! opening, locking, the odd statement — stays in `sqlite.rs` and `postgres.rs`, which
 //! hand their pool to [`Sql`] for the rest.
 //!
+//! A statement must bind every `$N` it names: PostgreSQL refuses a wrong count, but
+//! SQLite leaves a parameter with no value NULL, so a bind forgotten in a shared
+//! statement is caught by the store's contract tests on PostgreSQL.
+//!
 //! Every area's `impl` repeats [`sql_bounds!`]'s list: sqlx's bounds are not implied
 //! by a trait, so the list is what "either database" means here, spelled out once.
 

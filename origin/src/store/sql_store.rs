@@ -21,10 +21,18 @@ use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::policy::settlement::reconcile::Finding;
 
 /// The store on one database's pool.
-#[derive(Clone)]
 pub struct SqlStore<DB: Database> {
     pub(super) cipher: FieldCipher,
     pub(super) pool: Pool<DB>,
+}
+
+impl<DB: Database> Clone for SqlStore<DB> {
+    fn clone(&self) -> Self {
+        Self {
+            cipher: self.cipher.clone(),
+            pool: self.pool.clone(),
+        }
+    }
 }
 
 impl<DB: Database> SqlStore<DB> {
@@ -43,7 +51,8 @@ pub trait Dialect: Database {
     /// Inserts a PENDING payment, taking one of its event's units if it has one.
     async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError>;
 
-    /// See [`Store::claim_for_recovery`]: concurrent claims never take one payment.
+    /// See [`Store::claim_for_recovery`]: concurrent claims never take one payment
+    /// twice. In any order: the store hands them out oldest due first.
     async fn claim_for_recovery(
         store: &Sql<'_, Self>,
         now_ms: i64,
@@ -146,7 +155,11 @@ sql_bounds! {
         lease: Lease<'_>,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
-        DB::claim_for_recovery(&self.sql(), now_ms, pending_before_ms, lease, limit).await
+        let mut claimed =
+            DB::claim_for_recovery(&self.sql(), now_ms, pending_before_ms, lease, limit).await?;
+        // RETURNING keeps no order, on either database: oldest due first, as chosen.
+        claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
+        Ok(claimed)
     }
 
     async fn renew_recovery_leases(
