@@ -14,7 +14,7 @@ use sqlx::{Executor as _, Postgres, Row};
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
 use super::sql::{unique_violation_as, Sql};
 use super::sql_store::{Dialect, SqlStore};
-use super::{EventSpec, EventView, Lease, NewPayment, Payment, StoreError};
+use super::{EventSpec, EventView, NewPayment, Payment, StoreError};
 use crate::crypto::{FieldCipher, PAYMENT_KEY};
 
 /// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
@@ -56,6 +56,11 @@ impl PostgresStore {
 
 #[async_trait]
 impl Dialect for Postgres {
+    // The candidates are locked as they are chosen, and a row another instance's
+    // claim holds is skipped, not waited for: concurrent claims never take one
+    // payment twice (a row leased meanwhile no longer matches, as the lock re-reads it).
+    const CLAIM_LOCK: &'static str = "FOR UPDATE SKIP LOCKED";
+
     async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError> {
         let insert = format!(
             "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
@@ -104,60 +109,6 @@ impl Dialect for Postgres {
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
         tx.commit().await?;
         store.payment_from_row(&row)
-    }
-
-    async fn claim_for_recovery(
-        store: &Sql<'_, Self>,
-        now_ms: i64,
-        pending_before_ms: i64,
-        lease: Lease<'_>,
-        limit: u32,
-    ) -> Result<Vec<Payment>, StoreError> {
-        // One statement. The candidates are locked as they are chosen, and a row another
-        // instance's claim holds is skipped, not waited for: concurrent claims never
-        // take one payment twice (a row leased meanwhile no longer matches, as the lock
-        // re-reads it).
-        let sql = format!(
-            "UPDATE payments SET recovery_lease_until = $1, recovery_lease_holder = $5 \
-             WHERE id IN (\
-               SELECT id FROM payments \
-               WHERE (status IN ('PENDING', 'UNKNOWN') OR refund_due = 1) \
-               AND next_recovery_at <= $2 AND recovery_lease_until <= $2 \
-               AND (status <> 'PENDING' OR created_at <= $3) \
-               ORDER BY next_recovery_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) \
-             RETURNING {PAYMENT_COLUMNS}"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(lease.until_ms)
-            .bind(now_ms)
-            .bind(pending_before_ms)
-            .bind(i64::from(limit))
-            .bind(lease.holder)
-            .fetch_all(store.pool)
-            .await?;
-        rows.iter().map(|row| store.payment_from_row(row)).collect()
-    }
-
-    async fn renew_recovery_leases(
-        store: &Sql<'_, Self>,
-        payment_ids: &[i64],
-        lease: Lease<'_>,
-        now_ms: i64,
-    ) -> Result<Vec<i64>, StoreError> {
-        let rows = sqlx::query(
-            "UPDATE payments SET recovery_lease_until = $1 \
-             WHERE recovery_lease_holder = $2 AND recovery_lease_until > $3 AND id = ANY($4) \
-             RETURNING id",
-        )
-        .bind(lease.until_ms)
-        .bind(lease.holder)
-        .bind(now_ms)
-        .bind(payment_ids)
-        .fetch_all(store.pool)
-        .await?;
-        rows.iter()
-            .map(|row| row.try_get("id").map_err(StoreError::from))
-            .collect()
     }
 
     async fn upsert_event(

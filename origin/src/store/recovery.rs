@@ -1,12 +1,77 @@
-//! What recovery records: its decision on a payment (ending the lease only for its
-//! holder), and a late approval's refund owed and then done. (Claiming payments and
-//! renewing leases are a backend's own: how concurrent claims are kept apart differs.)
+//! Recovery's side of the store: payments claimed a page at a time under a lease, the
+//! lease renewed by its holder, the decision recorded (ending the lease only for its
+//! holder), and a late approval's refund owed and then done.
 
+use sqlx::Row;
+
+use super::payments::PAYMENT_COLUMNS;
 use super::sql::{sql_bounds, Written as _};
-use super::{Payment, StoreError};
+use super::{Lease, Payment, StoreError};
 use crate::policy::recovery::Decision;
 
 sql_bounds! {
+    /// Claims up to `limit` due payments in one statement; `lock` is what keeps
+    /// concurrent claims apart on this database ([`Dialect::CLAIM_LOCK`]).
+    ///
+    /// [`Dialect::CLAIM_LOCK`]: super::sql_store::Dialect::CLAIM_LOCK
+    pub(super) async fn claim_for_recovery(
+        &self,
+        lock: &str,
+        now_ms: i64,
+        pending_before_ms: i64,
+        lease: Lease<'_>,
+        limit: u32,
+    ) -> Result<Vec<Payment>, StoreError> {
+        let sql = format!(
+            "UPDATE payments SET recovery_lease_until = $1, recovery_lease_holder = $5 \
+             WHERE id IN (\
+               SELECT id FROM payments \
+               WHERE (status IN ('PENDING', 'UNKNOWN') OR refund_due = 1) \
+               AND next_recovery_at <= $2 AND recovery_lease_until <= $2 \
+               AND (status <> 'PENDING' OR created_at <= $3) \
+               ORDER BY next_recovery_at, id LIMIT $4 {lock}) \
+             RETURNING {PAYMENT_COLUMNS}"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(lease.until_ms)
+            .bind(now_ms)
+            .bind(pending_before_ms)
+            .bind(i64::from(limit))
+            .bind(lease.holder)
+            .fetch_all(self.pool)
+            .await?;
+        rows.iter().map(|row| self.payment_from_row(row)).collect()
+    }
+
+    pub(super) async fn renew_recovery_leases(
+        &self,
+        payment_ids: &[i64],
+        lease: Lease<'_>,
+        now_ms: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        if payment_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = (4..4 + payment_ids.len()).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "UPDATE payments SET recovery_lease_until = $1 \
+             WHERE recovery_lease_holder = $2 AND recovery_lease_until > $3 \
+               AND id IN ({}) RETURNING id",
+            ids.join(", ")
+        );
+        let mut statement = sqlx::query(&sql)
+            .bind(lease.until_ms)
+            .bind(lease.holder)
+            .bind(now_ms);
+        for id in payment_ids {
+            statement = statement.bind(*id);
+        }
+        let rows = statement.fetch_all(self.pool).await?;
+        rows.iter()
+            .map(|row| row.try_get("id").map_err(StoreError::from))
+            .collect()
+    }
+
     pub(super) async fn record_recovery(
         &self,
         payment_id: i64,

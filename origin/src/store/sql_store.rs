@@ -3,8 +3,7 @@
 //! Almost every query is written once, by area (`payments.rs`, `idempotency.rs`,
 //! `recovery.rs`, `events.rs`, `reconciliation.rs`, `payment_keys.rs`, `users.rs`);
 //! a backend writes only what differs — its [`Dialect`]: taking an event's last unit,
-//! claiming payments for recovery and renewing their leases, setting an event's stock
-//! — and how it opens.
+//! setting an event's stock, the lock a recovery claim takes — and how it opens.
 
 use async_trait::async_trait;
 use sqlx::{Database, Pool};
@@ -51,23 +50,9 @@ pub trait Dialect: Database {
     /// Inserts a PENDING payment, taking one of its event's units if it has one.
     async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError>;
 
-    /// See [`Store::claim_for_recovery`]: concurrent claims never take one payment
-    /// twice. In any order: the store hands them out oldest due first.
-    async fn claim_for_recovery(
-        store: &Sql<'_, Self>,
-        now_ms: i64,
-        pending_before_ms: i64,
-        lease: Lease<'_>,
-        limit: u32,
-    ) -> Result<Vec<Payment>, StoreError>;
-
-    /// See [`Store::renew_recovery_leases`].
-    async fn renew_recovery_leases(
-        store: &Sql<'_, Self>,
-        payment_ids: &[i64],
-        lease: Lease<'_>,
-        now_ms: i64,
-    ) -> Result<Vec<i64>, StoreError>;
+    /// What locks the payments a recovery claim chooses, so that concurrent claims
+    /// never take one payment twice (nothing where one writer runs at a time).
+    const CLAIM_LOCK: &'static str;
 
     /// See [`Store::upsert_event`]: no unit is taken while the stock changes.
     async fn upsert_event(
@@ -155,8 +140,10 @@ sql_bounds! {
         lease: Lease<'_>,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
-        let mut claimed =
-            DB::claim_for_recovery(&self.sql(), now_ms, pending_before_ms, lease, limit).await?;
+        let mut claimed = self
+            .sql()
+            .claim_for_recovery(DB::CLAIM_LOCK, now_ms, pending_before_ms, lease, limit)
+            .await?;
         // RETURNING keeps no order, on either database: oldest due first, as chosen.
         claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
         Ok(claimed)
@@ -168,7 +155,9 @@ sql_bounds! {
         lease: Lease<'_>,
         now_ms: i64,
     ) -> Result<Vec<i64>, StoreError> {
-        DB::renew_recovery_leases(&self.sql(), payment_ids, lease, now_ms).await
+        self.sql()
+            .renew_recovery_leases(payment_ids, lease, now_ms)
+            .await
     }
 
     async fn record_recovery(

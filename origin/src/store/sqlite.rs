@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use sqlx::{Row, Sqlite};
+use sqlx::Sqlite;
 
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
 use super::sql::{unique_violation_as, Sql};
 use super::sql_store::{Dialect, SqlStore};
-use super::{EventSpec, EventView, Lease, NewPayment, Payment, StoreError};
+use super::{EventSpec, EventView, NewPayment, Payment, StoreError};
 use crate::crypto::{FieldCipher, PAYMENT_KEY};
 
 /// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
@@ -52,6 +52,10 @@ impl SqliteStore {
 
 #[async_trait]
 impl Dialect for Sqlite {
+    // SQLite runs a claim under the database's single write lock: two claims cannot
+    // take the same payment.
+    const CLAIM_LOCK: &'static str = "";
+
     async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError> {
         if let Some(event_id) = &new.event_id {
             let price: Option<i64> =
@@ -93,62 +97,6 @@ impl Dialect for Sqlite {
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
         store.payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
-    }
-
-    async fn claim_for_recovery(
-        store: &Sql<'_, Self>,
-        now_ms: i64,
-        pending_before_ms: i64,
-        lease: Lease<'_>,
-        limit: u32,
-    ) -> Result<Vec<Payment>, StoreError> {
-        // One statement: SQLite runs it under the database's single write lock, so two
-        // claims cannot take the same payment.
-        let sql = format!(
-            "UPDATE payments SET recovery_lease_until = ?, recovery_lease_holder = ? \
-             WHERE id IN (\
-               SELECT id FROM payments \
-               WHERE (status IN ('PENDING', 'UNKNOWN') OR refund_due = 1) \
-               AND next_recovery_at <= ? AND recovery_lease_until <= ? \
-               AND (status <> 'PENDING' OR created_at <= ?) \
-               ORDER BY next_recovery_at, id LIMIT ?) \
-             RETURNING {PAYMENT_COLUMNS}"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(lease.until_ms)
-            .bind(lease.holder)
-            .bind(now_ms)
-            .bind(now_ms)
-            .bind(pending_before_ms)
-            .bind(limit)
-            .fetch_all(store.pool)
-            .await?;
-        rows.iter().map(|row| store.payment_from_row(row)).collect()
-    }
-
-    async fn renew_recovery_leases(
-        store: &Sql<'_, Self>,
-        payment_ids: &[i64],
-        lease: Lease<'_>,
-        now_ms: i64,
-    ) -> Result<Vec<i64>, StoreError> {
-        let ids = serde_json::to_string(payment_ids)
-            .map_err(|err| StoreError::Database(sqlx::Error::Encode(Box::new(err))))?;
-        let rows = sqlx::query(
-            "UPDATE payments SET recovery_lease_until = ? \
-             WHERE recovery_lease_holder = ? AND recovery_lease_until > ? \
-               AND id IN (SELECT value FROM json_each(?)) \
-             RETURNING id",
-        )
-        .bind(lease.until_ms)
-        .bind(lease.holder)
-        .bind(now_ms)
-        .bind(ids)
-        .fetch_all(store.pool)
-        .await?;
-        rows.iter()
-            .map(|row| row.try_get("id").map_err(StoreError::from))
-            .collect()
     }
 
     async fn upsert_event(
