@@ -134,7 +134,7 @@ fn fee(amount: u64) -> u64 {
 }
 
 /// `1234567` → `1,234,567원`.
-fn won(amount: u64) -> String {
+pub fn won(amount: u64) -> String {
     let digits = amount.to_string();
     let mut text = String::with_capacity(digits.len() * 4 / 3 + 3);
     for (index, digit) in digits.chars().enumerate() {

@@ -14,6 +14,8 @@
 mod keys;
 
 use std::process::{Child, Command, Stdio};
+
+use gateway_sim::settlement::{self, HEADER, PAYMENT_METHOD};
 use std::time::{Duration, Instant};
 
 use sqlx::sqlite::SqliteConnectOptions;
@@ -204,33 +206,13 @@ fn settlement_rows(copies: usize) -> Vec<SettlementRow> {
     rows
 }
 
-const HEADER: [&str; 7] = [
-    "거래일시",
-    "가맹점ID",
-    "주문번호",
-    "결제수단",
-    "결제금액",
-    "수수료",
-    "정산금액",
-];
-
 /// The rows as the simulator writes its CSV: a BOM, quoted `"1,000원"` amounts, a total.
 fn csv(rows: &[SettlementRow]) -> Vec<u8> {
     let mut file = format!("\u{feff}{}\r\n", HEADER.join(","));
-    let won = |value: i64| {
-        let digits = value.abs().to_string();
-        let mut grouped = String::new();
-        for (index, digit) in digits.chars().enumerate() {
-            if index > 0 && (digits.len() - index).is_multiple_of(3) {
-                grouped.push(',');
-            }
-            grouped.push(digit);
-        }
-        format!("\"{grouped}원\"")
-    };
+    let won = |value: i64| format!("\"{}\"", settlement::won(value.unsigned_abs()));
     for row in rows {
         file.push_str(&format!(
-            "{},M-0001,{},\"카드,일시불\",{},{},{}\r\n",
+            "{},M-0001,{},\"{PAYMENT_METHOD}\",{},{},{}\r\n",
             row.time,
             row.order_id,
             won(row.amount),
@@ -257,7 +239,7 @@ fn xlsx(rows: &[SettlementRow]) -> Vec<u8> {
         cell(sheet.write_string(index, 0, &row.time));
         cell(sheet.write_string(index, 1, "M-0001"));
         cell(sheet.write_string(index, 2, &row.order_id));
-        cell(sheet.write_string(index, 3, "카드,일시불"));
+        cell(sheet.write_string(index, 3, PAYMENT_METHOD));
         cell(sheet.write_number(index, 4, row.amount as f64));
         cell(sheet.write_number(index, 5, row.fee as f64));
         cell(sheet.write_number(index, 6, (row.amount - row.fee) as f64));

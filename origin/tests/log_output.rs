@@ -11,11 +11,10 @@ mod support;
 use std::io::Read as _;
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use rules::signing::SignedRequest;
 use serde_json::Value;
+use support::edge_headers;
 use support::eventually::eventually;
 
 const SECRET: &str = "origin-log-test-secret-0123456789abcdef";
@@ -29,27 +28,8 @@ fn free_port() -> u16 {
 
 /// The edge's signature headers for a request of `user-1`.
 fn signed_headers(method: &str, path: &str, key: &str, body: &[u8]) -> reqwest::header::HeaderMap {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    let timestamp_ms = origin::clock::now_ms();
-    let nonce = format!("{:032x}", NEXT.fetch_add(1, Ordering::Relaxed));
-    let signature = SignedRequest {
-        method,
-        path_and_query: path,
-        timestamp_ms,
-        nonce: &nonce,
-        user_id: "user-1",
-        idempotency_key: key,
-        body,
-    }
-    .sign(SECRET.as_bytes())
-    .expect("signable");
     let mut headers = reqwest::header::HeaderMap::new();
-    for (name, value) in [
-        ("x-edge-user", "user-1".to_owned()),
-        ("x-edge-timestamp", timestamp_ms.to_string()),
-        ("x-edge-nonce", nonce),
-        ("x-edge-signature", signature),
-    ] {
+    for (name, value) in edge_headers(SECRET.as_bytes(), method, path, key, body) {
         headers.insert(name, value.parse().expect("a header value"));
     }
     headers

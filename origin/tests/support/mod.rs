@@ -114,8 +114,15 @@ impl Origin {
     }
 }
 
-/// A request signed as the edge signs it, for user `user-1`, with a fresh nonce.
-pub fn signed(method: &str, path: &str, key: Option<&str>, body: &str) -> Request<Body> {
+/// The headers the edge signs a request of `user-1` with, under `secret`, with a
+/// fresh nonce.
+pub fn edge_headers(
+    secret: &[u8],
+    method: &str,
+    path: &str,
+    key: &str,
+    body: &[u8],
+) -> [(&'static str, String); 4] {
     static NEXT_NONCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nonce = format!(
         "{:032x}",
@@ -128,18 +135,32 @@ pub fn signed(method: &str, path: &str, key: Option<&str>, body: &str) -> Reques
         timestamp_ms,
         nonce: &nonce,
         user_id: "user-1",
-        idempotency_key: key.unwrap_or_default(),
-        body: body.as_bytes(),
+        idempotency_key: key,
+        body,
     }
-    .sign(SECRET)
+    .sign(secret)
     .unwrap();
-    let mut request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("x-edge-user", "user-1")
-        .header("x-edge-timestamp", timestamp_ms.to_string())
-        .header("x-edge-nonce", nonce)
-        .header("x-edge-signature", signature);
+    [
+        ("x-edge-user", "user-1".to_owned()),
+        ("x-edge-timestamp", timestamp_ms.to_string()),
+        ("x-edge-nonce", nonce),
+        ("x-edge-signature", signature),
+    ]
+}
+
+/// A request signed as the edge signs it, for user `user-1`, with a fresh nonce.
+pub fn signed(method: &str, path: &str, key: Option<&str>, body: &str) -> Request<Body> {
+    let headers = edge_headers(
+        SECRET,
+        method,
+        path,
+        key.unwrap_or_default(),
+        body.as_bytes(),
+    );
+    let mut request = Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
     if let Some(key) = key {
         request = request.header("idempotency-key", key);
     }
