@@ -12,6 +12,7 @@
 #[path = "../../origin/tests/support/postgres.rs"]
 mod postgres;
 
+pub mod agreement;
 mod edge;
 pub mod eventually;
 
