@@ -15,9 +15,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use harness::signed::now_ms;
 use reqwest::StatusCode;
 use serde_json::json;
-use support::{now_ms, EdgeSetup, System};
+use support::{EdgeSetup, System};
 
 const RATE_PER_SECOND: u64 = 80;
 const SECONDS: u64 = 20;

@@ -3,10 +3,11 @@
 
 mod support;
 
+use harness::signed::now_ms;
 use reqwest::StatusCode;
 use rules::signing::SignedRequest;
 use serde_json::{json, Value};
-use support::{now_ms, EdgeSetup, System};
+use support::{EdgeSetup, System};
 
 const NONCE_A: &str = "0123456789abcdef0123456789abcdef";
 const NONCE_B: &str = "fedcba9876543210fedcba9876543210";

@@ -9,11 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use harness::eventually::eventually;
+use harness::services::Killer;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::agreement::{agree, charges, settled};
-use support::eventually::eventually;
-use support::{order_body, Killer, System};
+use support::{order_body, System};
 
 async fn run_recovery(system: &System) -> Value {
     system.run_recovery_at(&system.origin).await

@@ -5,9 +5,9 @@ mod support;
 
 use std::time::Duration;
 
+use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::eventually::eventually;
 use support::{System, OPERATOR_TOKEN};
 
 const PRICE: i64 = 5000;

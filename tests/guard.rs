@@ -6,11 +6,12 @@ mod support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use harness::eventually::eventually;
+use harness::signed::now_ms;
 use reqwest::StatusCode;
 use rules::signing::SignedRequest;
 use serde_json::{json, Value};
-use support::eventually::eventually;
-use support::{now_ms, System};
+use support::System;
 
 async fn confirm(system: &System, order_id: &str) -> (StatusCode, Value) {
     system.confirm_order(order_id).await

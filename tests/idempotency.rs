@@ -4,9 +4,9 @@ mod support;
 
 use std::time::Duration;
 
+use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::eventually::eventually;
 use support::System;
 
 fn order(order_id: &str, amount: i64) -> String {

@@ -7,9 +7,9 @@ mod support;
 use std::time::Duration;
 
 use futures_util::future::join_all;
+use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::eventually::eventually;
 use support::{EdgeSetup, System, OPERATOR_TOKEN};
 
 async fn start(vars: &[(&'static str, &str)]) -> System {

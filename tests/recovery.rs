@@ -6,9 +6,10 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use harness::signed::now_ms;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::{now_ms, System, CALLBACK_SECRET};
+use support::{System, CALLBACK_SECRET};
 
 /// Recovery runs only when a test asks; a PG call times out after 300 ms, so NOT_FOUND
 /// answers count 600 ms apart.

@@ -6,8 +6,6 @@
 
 #[path = "../tests/support/keys.rs"]
 mod keys;
-#[path = "../tests/support/postgres.rs"]
-mod postgres;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +33,7 @@ async fn main() {
     let dir = tempfile::tempdir().expect("a folder");
     let sqlite = format!("sqlite://{}", dir.path().join("bench.sqlite3").display());
     measure("SQLite", &sqlite, &gateway).await;
-    let server = postgres::TestPostgres::start();
+    let server = harness::postgres::TestPostgres::start();
     measure("PostgreSQL", server.url(), &gateway).await;
 }
 

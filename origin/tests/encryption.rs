@@ -5,18 +5,16 @@
 
 #[path = "support/keys.rs"]
 mod keys;
-#[path = "support/postgres.rs"]
-mod test_postgres;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness::postgres::TestPostgres;
 use origin::rotation::{rewrap_payment_keys, Rotation};
 use origin::store::{self, NewPayment, Store, StoreError};
 use sqlx::{Connection as _, PgConnection, SqliteConnection};
-use test_postgres::TestPostgres;
 
 const PAYMENTS: usize = 250;
 const BATCH: u32 = 100;

@@ -13,9 +13,9 @@ use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use harness::eventually::eventually;
 use serde_json::Value;
 use support::edge_headers;
-use support::eventually::eventually;
 
 const SECRET: &str = "origin-log-test-secret-0123456789abcdef";
 

@@ -3,18 +3,15 @@
 //! Then what only PostgreSQL has: several instances sharing one database, and its
 //! transient errors.
 
-#[path = "../../tests/support/eventually.rs"]
-mod eventually;
 #[path = "support/keys.rs"]
 mod keys;
-#[path = "support/postgres.rs"]
-mod test_postgres;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use eventually::eventually;
 use futures_util::future::join_all;
+use harness::eventually::eventually;
+use harness::postgres::TestPostgres;
 use origin::policy::recovery::{Decision, RecoveryState};
 use origin::policy::settlement::period::Period;
 use origin::policy::settlement::queue::{ItemStatus, Resolution, CLOSED_BY_A_MATCH};
@@ -25,7 +22,6 @@ use origin::store::{
     StoreError, StoredResponse, User,
 };
 use sqlx::{Connection as _, PgConnection};
-use test_postgres::TestPostgres;
 
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 

@@ -3,29 +3,26 @@
 //! run by `workerd serve` as the lab runs it (`edge.rs`); `wrangler dev` serves it in
 //! one smoke test only ([`System::start_under_wrangler_dev`]).
 //!
-//! A [`System`] is started per test and stopped when dropped, whatever happened: every
-//! service runs in a process group of its own, and the whole group is killed. When a
-//! test fails, each service's log is printed.
+//! A [`System`] is started per test and stopped when dropped, whatever happened: the
+//! workspace's `harness` runs every service in a process group of its own and kills the
+//! whole group. When a test fails, each service's log is printed.
 
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
-#[path = "../../origin/tests/support/postgres.rs"]
-mod postgres;
-
 pub mod agreement;
 mod edge;
-pub mod eventually;
 
-use std::fs;
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use edge::EdgeRuntime;
+use harness::ports::{free_ports, held_socket};
+use harness::postgres::TestPostgres;
+use harness::services::{Killer, Services};
+use harness::signed::{fresh_nonce, now_ms, signed_request};
 use jwt_compact::alg::{Hs256, Hs256Key};
 use jwt_compact::{AlgorithmExt as _, Claims, Header};
 use rules::signing::SignedRequest;
@@ -46,12 +43,6 @@ pub const CALLBACK_SECRET: &str = "e2e-gateway-callback-secret-0123456789";
 
 const READY_TIMEOUT: Duration = Duration::from_secs(90);
 
-struct Service {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-}
-
 /// How the edge of a [`System`] differs from the default.
 #[derive(Default)]
 pub struct EdgeSetup {
@@ -68,14 +59,13 @@ pub struct System {
     pub origin_metrics: String,
     pub gateway: String,
     pub http: reqwest::Client,
-    services: Vec<Service>,
+    services: Services,
     database_url: String,
     /// Every variable the origin runs with, to start it again or run its commands.
     origin_env: Vec<(String, String)>,
     /// A second origin instance on the same database (PostgreSQL systems only).
     pub second_origin: Option<String>,
-    base: PathBuf,
-    _postgres: Option<postgres::TestPostgres>,
+    _postgres: Option<TestPostgres>,
     _dir: tempfile::TempDir,
 }
 
@@ -169,14 +159,14 @@ impl System {
             callbacks,
             postgres,
         } = parts;
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().expect("a temporary folder");
         let base = dir.path().to_owned();
-        let [origin_port, metrics_port, gateway_port, second_port, second_metrics] = free_ports();
+        let [origin_port, metrics_port, gateway_port, second_port, second_metrics] =
+            free_ports().map_err(|err| err.to_string())?;
         // Held from here until the edge's process has it (see `edge::command`).
-        let edge_socket = TcpListener::bind("127.0.0.1:0").expect("a socket for the edge");
+        let edge_socket = held_socket().map_err(|err| err.to_string())?;
         let edge_port = edge_socket.local_addr().expect("a bound socket").port();
-        let server = postgres.then(postgres::TestPostgres::start);
+        let server = postgres.then(TestPostgres::start);
         let gateway = format!("http://127.0.0.1:{gateway_port}");
         let origin = format!("http://127.0.0.1:{origin_port}");
         let mut system = System {
@@ -185,25 +175,24 @@ impl System {
             origin_metrics: format!("http://127.0.0.1:{metrics_port}"),
             gateway: gateway.clone(),
             http: reqwest::Client::new(),
-            services: Vec::new(),
+            services: Services::new(&base),
             database_url: server.as_ref().map_or_else(
                 || format!("sqlite://{}", base.join("origin.sqlite3").display()),
                 |server| server.url().to_owned(),
             ),
             origin_env: Vec::new(),
             second_origin: None,
-            base: base.clone(),
             _postgres: server,
             _dir: dir,
         };
 
-        let mut sim = Command::new(binary(root, "gateway-sim"));
+        let mut sim = Command::new(binary("gateway-sim"));
         sim.env("GATEWAY_SIM_LISTEN", format!("127.0.0.1:{gateway_port}"))
             .env("GATEWAY_CALLBACK_SECRET", CALLBACK_SECRET);
         if callbacks {
             sim.env("GATEWAY_CALLBACK_URL", format!("{origin}/gateway/callback"));
         }
-        system.spawn("gateway-sim", sim, &base);
+        system.spawn("gateway-sim", sim);
 
         let own = [
             ("ORIGIN_LISTEN", format!("127.0.0.1:{origin_port}")),
@@ -226,7 +215,7 @@ impl System {
             )
             .collect();
         let origin_cmd = system.origin_command(&["serve"]);
-        system.spawn("origin", origin_cmd, &base);
+        system.spawn("origin", origin_cmd);
         if postgres {
             let second = format!("http://127.0.0.1:{second_port}");
             let mut second_cmd = system.origin_command(&["serve"]);
@@ -236,7 +225,7 @@ impl System {
                     "ORIGIN_METRICS_LISTEN",
                     format!("127.0.0.1:{second_metrics}"),
                 );
-            system.spawn("origin-2", second_cmd, &base);
+            system.spawn("origin-2", second_cmd);
             system.second_origin = Some(second);
         }
         let backend = [&system.gateway, &system.origin, &system.origin_metrics]
@@ -267,7 +256,6 @@ impl System {
         }
         let edge = edge::command(
             edge_runtime,
-            root,
             &base,
             &edge_socket,
             &vars,
@@ -282,7 +270,7 @@ impl System {
                 None
             }
         };
-        system.spawn("edge", edge, &base);
+        system.spawn("edge", edge);
         drop(held);
 
         system
@@ -293,7 +281,7 @@ impl System {
 
     /// The `origin` binary with `args`, run as this system's origin runs.
     fn origin_command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(binary(Path::new(env!("CARGO_MANIFEST_DIR")), "origin"));
+        let mut command = Command::new(binary("origin"));
         command
             .args(args)
             .envs(self.origin_env.iter().map(|(n, v)| (n, v)));
@@ -329,111 +317,45 @@ impl System {
 
     /// Starts the origin again (after [`System::kill`]) on the same ports and database.
     pub async fn restart_origin(&mut self) {
-        if let Some(index) = self.services.iter().position(|s| s.name == "origin") {
-            let mut old = self.services.remove(index);
-            kill_group(&mut old.child);
-        }
         let command = self.origin_command(&["serve"]);
-        let base = self.base.clone();
-        self.spawn("origin", command, &base);
+        self.spawn("origin", command);
         let url = format!("{}/healthz", self.origin);
         self.wait_until_healthy(&url)
             .await
             .unwrap_or_else(|failure| panic!("the origin did not restart: {failure}"));
     }
 
-    fn spawn(&mut self, name: &'static str, mut command: Command, dir: &Path) {
-        // Appended, so a restarted service's log follows its first life's.
-        let log = dir.join(format!("{name}.log"));
-        let out = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .expect("a log file");
-        let err = out.try_clone().expect("a log file");
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0)
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {name}: {err}"));
-        self.services.push(Service { name, child, log });
+    /// Starts service `name` (a service of that name still running is killed first).
+    fn spawn(&mut self, name: &str, command: Command) {
+        self.services
+            .spawn(name, command)
+            .unwrap_or_else(|err| panic!("cannot start {name}: {err:#}"));
     }
 
     /// Waits for `url`; an error when a service exited first (it may have lost its port),
-    /// and the logs are kept in the error for the final report.
+    /// with the logs kept in the error for the final report.
     async fn wait_until_healthy(&mut self, url: &str) -> Result<(), String> {
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            // A socket that accepts and never answers must not hang the start.
-            let probe = self.http.get(url).timeout(Duration::from_secs(5)).send();
-            if let Ok(response) = probe.await {
-                if response.status().is_success() {
-                    return Ok(());
-                }
-            }
-            for service in &mut self.services {
-                if let Ok(Some(status)) = service.child.try_wait() {
-                    let log = fs::read_to_string(&service.log).unwrap_or_default();
-                    return Err(format!(
-                        "{} exited with {status} before {url} was healthy:\n{log}",
-                        service.name
-                    ));
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{url} not healthy after {READY_TIMEOUT:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        self.services
+            .wait_until_healthy(&self.http, url, READY_TIMEOUT)
+            .await
+            .map_err(|err| format!("{err:#}"))
     }
 
     /// Adds a user with `origin user add`, as an operator does; returns its id.
     pub fn add_user(&self, name: &str, password: &str) -> String {
-        let mut child = self
-            .origin_command(&["user", "add", name])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("origin user add starts");
-        let mut stdin = child.stdin.take().expect("a stdin");
-        std::io::Write::write_all(&mut stdin, format!("{password}\n").as_bytes())
-            .expect("the password is written");
-        drop(stdin);
-        let output = child.wait_with_output().expect("origin user add ends");
-        assert!(output.status.success(), "origin user add {name} failed");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        stdout
-            .trim()
-            .rsplit(' ')
-            .next()
-            .expect("the new user's id")
-            .to_owned()
+        harness::origin::add_user(self.origin_command(&[]), name, password)
+            .unwrap_or_else(|err| panic!("{err:#}"))
     }
 
     /// What kills service `name` with SIGKILL later, while the system is in use (the
     /// harness reaps it afterwards).
     pub fn killer(&self, name: &str) -> Killer {
-        let service = self
-            .services
-            .iter()
-            .find(|s| s.name == name)
-            .expect("a service");
-        Killer {
-            group: libc::pid_t::try_from(service.child.id()).expect("a pid"),
-        }
+        self.services.killer(name).expect("a service")
     }
 
     /// Kills one service (`gateway-sim`, `origin` or `edge`) and waits until it is gone.
     pub fn kill(&mut self, name: &str) {
-        let service = self
-            .services
-            .iter_mut()
-            .find(|s| s.name == name)
-            .expect("a service");
-        kill_group(&mut service.child);
+        self.services.kill(name).expect("a service");
     }
 
     /// An access token for `user`, valid for `ttl_secs` from now (negative: expired).
@@ -462,21 +384,7 @@ impl System {
         base: &str,
         request: SignedRequest<'_>,
     ) -> reqwest::RequestBuilder {
-        let signature = request.sign(EDGE_SECRET.as_bytes()).expect("signable");
-        let method = reqwest::Method::from_bytes(request.method.as_bytes()).expect("a method");
-        let mut builder = self
-            .http
-            .request(method, format!("{base}{}", request.path_and_query))
-            .header("x-edge-user", request.user_id)
-            .header("x-edge-timestamp", request.timestamp_ms.to_string())
-            .header("x-edge-nonce", request.nonce)
-            .header("x-edge-signature", signature)
-            .header("content-type", "application/json")
-            .body(request.body.to_vec());
-        if !request.idempotency_key.is_empty() {
-            builder = builder.header("idempotency-key", request.idempotency_key);
-        }
-        builder
+        signed_request(&self.http, base, EDGE_SECRET.as_bytes(), &request).expect("signable")
     }
 
     /// `POST /payments/confirm` straight to the origin for `user`, signed as the edge
@@ -664,30 +572,10 @@ impl System {
 
 impl Drop for System {
     fn drop(&mut self) {
-        for service in &mut self.services {
-            kill_group(&mut service.child);
-        }
         if std::thread::panicking() {
-            for service in &self.services {
-                let log = fs::read_to_string(&service.log).unwrap_or_default();
-                eprintln!(
-                    "===== {} log ({}) =====\n{log}",
-                    service.name,
-                    service.log.display()
-                );
-            }
+            eprintln!("{}", self.services.logs());
         }
     }
-}
-
-/// A nonce no other request of this test run has used.
-fn fresh_nonce() -> String {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    format!(
-        "{:016x}{:016x}",
-        now_ms(),
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    )
 }
 
 /// A confirm body for `order_id`: 5000, with a payment key of its own.
@@ -696,59 +584,17 @@ pub fn order_body(order_id: &str) -> String {
         .to_string()
 }
 
-/// Kills one service's process group when asked: `kill -9`, mid-flight.
-pub struct Killer {
-    group: libc::pid_t,
-}
-
-impl Killer {
-    pub fn kill(self) {
-        // SAFETY: kill(2) with a negative pid signals the process group we created.
-        unsafe { libc::kill(-self.group, libc::SIGKILL) };
-    }
-}
-
-/// Kills the process group `child` leads (under `wrangler dev`, its workerd with it) and
-/// reaps `child`.
-fn kill_group(child: &mut Child) {
-    if let Ok(group) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals the process group we created.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-    }
-    let _ = child.wait();
-}
-
-/// Milliseconds since the epoch, as the services read it.
-pub fn now_ms() -> i64 {
-    let since_epoch = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("the clock is after 1970");
-    i64::try_from(since_epoch.as_millis()).expect("milliseconds fit in i64")
-}
-
 /// The path of a workspace binary: in `E2E_BIN_DIR` when set (the benchmarks use release
 /// builds), else the debug build that `make test` makes before the tests run.
-fn binary(root: &Path, name: &str) -> PathBuf {
-    let dir = std::env::var_os("E2E_BIN_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let target = std::env::var_os("CARGO_TARGET_DIR")
-                .map_or_else(|| root.join("target"), PathBuf::from);
-            target.join("debug")
-        });
-    let path = root.join(dir).join(name);
+fn binary(name: &str) -> PathBuf {
+    let path = std::env::var_os("E2E_BIN_DIR").map_or_else(
+        || harness::binary("debug", name),
+        |dir| harness::workspace().join(dir).join(name),
+    );
     assert!(
         path.exists(),
         "{} is missing: run `make test`, or `cargo build -p origin -p gateway-sim` first",
         path.display()
     );
     path
-}
-
-/// Ports the system can listen on: bound by the OS, then released for the services.
-fn free_ports<const N: usize>() -> [u16; N] {
-    let listeners: Vec<TcpListener> = (0..N)
-        .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
-        .collect();
-    std::array::from_fn(|i| listeners[i].local_addr().expect("a bound port").port())
 }

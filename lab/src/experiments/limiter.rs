@@ -13,8 +13,9 @@ use crate::chart::{self, Panel, Series};
 use crate::edge::Edge;
 use crate::load::open_model;
 use crate::load::outcome_of;
-use crate::stack::{now_ms, received, Stack};
+use crate::stack::{received, Stack};
 use crate::stats::{max_in_any_window, percentile_ms, range};
+use harness::signed::now_ms;
 
 const RATE: f64 = 80.0;
 const SECONDS: u64 = 20;
@@ -75,7 +76,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             ])
             .await?;
             let prefix = format!("limit-{limiter}-{run}");
-            let started_ms = now_ms();
+            let started_ms = u64::try_from(now_ms())?;
             let start = Instant::now();
             let payments = open_model(start, RATE, Duration::from_secs(SECONDS), |n| {
                 confirm(&stack, &format!("{prefix}-{n}"))

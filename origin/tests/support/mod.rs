@@ -3,8 +3,6 @@
 
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
-#[path = "../../../tests/support/eventually.rs"]
-pub mod eventually;
 pub mod keys;
 pub mod settlement;
 

@@ -281,7 +281,7 @@ fn runtime_note() -> String {
     format!(
         "Runtime of these figures: the edge under `workerd serve` ({workerd}, from \
          node_modules) with a configuration the lab generates from `build/` and \
-         `wrangler.toml` (`lab/src/edge/config.rs`), not under `wrangler dev`, whose Node.js proxy \
+         `wrangler.toml` (`harness/src/workerd/config.rs`), not under `wrangler dev`, whose Node.js proxy \
          in front of workerd costs most of its throughput; the origin (SQLite) and \
          the simulator as release builds; the lab's clients, workerd, the origin and the \
          simulator share one machine (2 cores) on loopback."

@@ -8,14 +8,10 @@
 //! PostgreSQL refuses to run as root; as root (CI) every server command runs as the
 //! `postgres` system user the Debian package creates, and the folder is theirs.
 //!
-//! Self-contained (std and `tempfile` only), so any test crate can include it with
-//! `#[path = "…/postgres.rs"] mod postgres;`. When PostgreSQL is missing or does not
-//! start, [`TestPostgres::start`] panics saying why: these tests are never skipped.
-
-#![allow(dead_code)] // each test binary uses its own part of the harness
+//! When PostgreSQL is missing or does not start, [`TestPostgres::start`] panics saying
+//! why: the tests that need it are never skipped.
 
 use std::fs;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
@@ -313,8 +309,8 @@ fn id(args: &[&str]) -> u32 {
 /// A loopback port that was free a moment ago; a server that loses it to another
 /// process is started again on another.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .unwrap_or_else(|err| panic!("PostgreSQL test server: no free loopback port: {err}"))
+    match crate::ports::free_ports() {
+        Ok([port]) => port,
+        Err(err) => panic!("PostgreSQL test server: no free loopback port: {err}"),
+    }
 }

@@ -1,0 +1,54 @@
+//! Starting the project's real processes on loopback, for the end-to-end tests, the
+//! benchmarks that drive them and the lab's experiments — one harness, so a fix to how a
+//! service is started, waited for or stopped reaches all three.
+//!
+//! - [`services`]: named child processes in process groups, their logs, health waits,
+//!   `kill -9`.
+//! - [`ports`]: loopback ports and sockets for them.
+//! - [`workerd`]: a Worker build under `workerd serve`.
+//! - [`postgres`]: a throwaway PostgreSQL server.
+//! - [`signed`]: requests to the origin signed as the edge signs them.
+//! - [`origin`]: the origin's operator commands.
+//! - [`eventually`]: waiting for a condition in another process.
+
+pub mod eventually;
+pub mod origin;
+pub mod ports;
+pub mod postgres;
+pub mod services;
+pub mod signed;
+pub mod workerd;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context as _};
+
+/// The workspace's root directory.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The path of the workspace's binary `name` in the `profile` build (`debug`,
+/// `release`), under `CARGO_TARGET_DIR` when set.
+pub fn binary(profile: &str, name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace().join("target"), PathBuf::from);
+    workspace().join(target).join(profile).join(name)
+}
+
+/// Runs a build step in the workspace and waits for it; its failure is an error.
+pub fn run_in_workspace(mut command: Command, what: &str) -> anyhow::Result<()> {
+    let status = command
+        .current_dir(workspace())
+        .stdin(Stdio::null())
+        .status()
+        .with_context(|| format!("running {what}"))?;
+    if !status.success() {
+        bail!("{what} failed ({status})");
+    }
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! The origin's operator commands, run beside a started origin.
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context as _};
+
+/// Adds a user as an operator does — `origin user add NAME`, the password on standard
+/// input — with `origin`, the binary set up with the running origin's database and keys;
+/// returns the new user's id.
+pub fn add_user(mut origin: Command, name: &str, password: &str) -> anyhow::Result<String> {
+    let mut child = origin
+        .args(["user", "add", name])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting origin user add")?;
+    let mut stdin = child.stdin.take().context("origin user add has no stdin")?;
+    stdin.write_all(format!("{password}\n").as_bytes())?;
+    drop(stdin);
+    let output = child.wait_with_output()?;
+    if !output.status.success() {
+        bail!(
+            "origin user add {name} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    // "added user NAME with id ID"
+    String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .last()
+        .map(str::to_owned)
+        .context("origin user add printed no id")
+}
