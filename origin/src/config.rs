@@ -39,6 +39,10 @@ pub struct OriginConfig {
     /// `ORIGIN_MAX_CONCURRENT_REQUESTS`: API requests handled at once; the excess is
     /// answered 503 `BUSY` at once.
     pub max_concurrent_requests: u32,
+    /// `ORIGIN_MAX_CONCURRENT_LOGINS`: credential checks handled (hashing or waiting to
+    /// hash) at once, apart from the requests above, so a login flood never takes a
+    /// confirm's slot; the excess is answered 503 `BUSY` at once.
+    pub max_concurrent_logins: u32,
     /// `OPERATOR_TOKEN`: the bearer token of the operator routes; unset disables them.
     pub operator_token: Option<String>,
     /// `GATEWAY_CALLBACK_SECRET`: the key the PG signs callbacks with; unset refuses
@@ -175,6 +179,7 @@ impl OriginConfig {
             guard,
             db_acquire_timeout: millis("DB_ACQUIRE_TIMEOUT_MS", 3_000, 1)?,
             max_concurrent_requests: small("ORIGIN_MAX_CONCURRENT_REQUESTS", 256, 1, 100_000)?,
+            max_concurrent_logins: small("ORIGIN_MAX_CONCURRENT_LOGINS", 64, 1, 100_000)?,
             operator_token,
             callback_secret: callback_secret.map(String::into_bytes),
             recovery: RecoveryConfig {

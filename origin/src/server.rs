@@ -81,6 +81,7 @@ pub async fn serve(
         passwords: Arc::new(Passwords::new()?),
         operator_token: config.operator_token.as_deref().map(Arc::from),
         capacity: Capacity::new(config.max_concurrent_requests),
+        login_capacity: Capacity::new(config.max_concurrent_logins),
         recovery: recovery.clone(),
         callback_secret: config.callback_secret.as_deref().map(Arc::from),
     };

@@ -26,6 +26,8 @@ pub struct AppState {
     pub operator_token: Option<Arc<str>>,
     /// Requests the API handles at once.
     pub capacity: Capacity,
+    /// Credential checks handled at once, apart from [`AppState::capacity`].
+    pub login_capacity: Capacity,
     /// The recovery job, also what a PG callback converges a payment through.
     pub recovery: Arc<Recovery>,
     /// `GATEWAY_CALLBACK_SECRET`; `None` refuses every callback.

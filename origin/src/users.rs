@@ -52,7 +52,10 @@ impl Passwords {
         tokio::task::spawn_blocking(move || {
             let known = stored.is_some();
             let stored = stored.unwrap_or_else(|| passwords.decoy_hash.clone());
-            known && verify(&password, &stored)
+            // Verified first, whoever the user is: `known && verify(…)` would skip the
+            // decoy's hash, and the time would tell which names exist.
+            let matched = verify(&password, &stored);
+            known && matched
         })
         .await
         .map_err(ApiError::internal)

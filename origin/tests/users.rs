@@ -82,3 +82,84 @@ async fn adding_a_user_twice_fails_unless_asked_to_replace_the_password() {
     assert!(add_user(store, "bad name", "pw", false).await.is_err());
     assert!(add_user(store, "someone", "", false).await.is_err());
 }
+
+/// The wall time of `rounds` credential checks of `body`, each after one of `other`, so
+/// that both bodies see the machine alike.
+async fn interleaved(
+    origin: &Origin,
+    body: &str,
+    other: &str,
+    rounds: u32,
+) -> (Duration, Duration) {
+    let (mut first, mut second) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..rounds {
+        for (body, total) in [(body, &mut first), (other, &mut second)] {
+            let started = std::time::Instant::now();
+            let (status, _) = verify(origin, body).await;
+            *total += started.elapsed();
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+    }
+    (first, second)
+}
+
+/// An unknown name costs the decoy's hash, as a known name with a wrong password costs
+/// its own: the two take alike (a generous bound — a skipped hash is 50–100 times
+/// faster — not a timed figure).
+#[tokio::test]
+async fn an_unknown_user_takes_as_long_as_a_wrong_password() {
+    let (origin, _) = origin_with_demo_user().await;
+    let unknown = r#"{"username":"nobody","password":"s3cret pw"}"#;
+    let wrong = r#"{"username":"demo","password":"not it"}"#;
+    let (unknown_time, wrong_time) = interleaved(&origin, unknown, wrong, 8).await;
+    let ratio = unknown_time.as_secs_f64() / wrong_time.as_secs_f64();
+    println!("unknown user {unknown_time:?}, wrong password {wrong_time:?}: ratio {ratio:.2}");
+    assert!(
+        (0.5..2.0).contains(&ratio),
+        "unknown {unknown_time:?} against wrong {wrong_time:?} (ratio {ratio:.2})"
+    );
+}
+
+/// Credential checks have a capacity of their own: with every API slot's worth of logins
+/// waiting for the hasher, reads are still answered, and the logins past their own cap
+/// are refused `BUSY` at once.
+#[tokio::test]
+async fn a_login_flood_takes_no_slot_of_a_read() {
+    let guard = origin::guard::GuardConfig::default();
+    let origin =
+        std::sync::Arc::new(Origin::with_capacities(&simulator().await, guard, 2, 8).await);
+    add_user(origin.store.as_ref(), "demo", "s3cret pw", false)
+        .await
+        .unwrap();
+    let logins: Vec<_> = (0..24)
+        .map(|_| {
+            let origin = origin.clone();
+            tokio::spawn(async move {
+                verify(&origin, r#"{"username":"demo","password":"wrong"}"#)
+                    .await
+                    .0
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    for _ in 0..4 {
+        let (status, body) = origin.read("no-such-order").await;
+        assert_eq!(
+            status,
+            StatusCode::NOT_FOUND,
+            "a read during the flood: {body}"
+        );
+    }
+    let mut answered = std::collections::BTreeMap::new();
+    for login in logins {
+        *answered.entry(login.await.unwrap().as_u16()).or_insert(0) += 1;
+    }
+    assert!(
+        answered.contains_key(&503),
+        "past 8 at once logins are shed: {answered:?}"
+    );
+    assert!(
+        answered.contains_key(&401),
+        "logins within the cap are checked: {answered:?}"
+    );
+}

@@ -66,6 +66,7 @@ fn the_guard_is_configured_by_its_names() {
         ("LIMITER_RATE", "20/500ms"),
         ("DB_ACQUIRE_TIMEOUT_MS", "250"),
         ("ORIGIN_MAX_CONCURRENT_REQUESTS", "7"),
+        ("ORIGIN_MAX_CONCURRENT_LOGINS", "3"),
         ("OPERATOR_TOKEN", SECRET),
     ])
     .unwrap();
@@ -89,6 +90,7 @@ fn the_guard_is_configured_by_its_names() {
     assert_eq!(config.guard, expected);
     assert_eq!(config.db_acquire_timeout, Duration::from_millis(250));
     assert_eq!(config.max_concurrent_requests, 7);
+    assert_eq!(config.max_concurrent_logins, 3);
     assert_eq!(config.operator_token.as_deref(), Some(SECRET));
     let off = self::config(&[
         ("EDGE_SIGNING_SECRET", SECRET),
@@ -144,6 +146,10 @@ fn a_bad_value_names_its_variable() {
         (
             &[("ORIGIN_MAX_CONCURRENT_REQUESTS", "0")],
             "ORIGIN_MAX_CONCURRENT_REQUESTS",
+        ),
+        (
+            &[("ORIGIN_MAX_CONCURRENT_LOGINS", "0")],
+            "ORIGIN_MAX_CONCURRENT_LOGINS",
         ),
         (&[("OPERATOR_TOKEN", "op")], "OPERATOR_TOKEN"),
         (&[("ENCRYPTION_KEKS", "")], "ENCRYPTION_KEKS"),

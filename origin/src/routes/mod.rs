@@ -34,6 +34,13 @@ pub fn app(state: AppState) -> Router {
         .route("/payments/confirm", post(payments::confirm))
         .route("/payments", get(payments::list))
         .route("/payments/{order_id}", get(payments::get))
+        .route_layer(from_fn_with_state(
+            state.edge.clone(),
+            require_edge_signature,
+        ));
+    // Logins wait for the password hasher: their own cap, so a flood of them can make
+    // logins wait or fail, never a confirm, a read or an operator route.
+    let credentials = Router::new()
         .route(
             "/internal/credentials/verify",
             post(credentials::verify_credentials),
@@ -41,6 +48,10 @@ pub fn app(state: AppState) -> Router {
         .route_layer(from_fn_with_state(
             state.edge.clone(),
             require_edge_signature,
+        ))
+        .layer(from_fn_with_state(
+            state.login_capacity.clone(),
+            shed_excess,
         ));
     let operator = Router::new()
         .route("/admin/guard", get(admin::guard))
@@ -72,6 +83,7 @@ pub fn app(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn_with_state(state.capacity.clone(), shed_excess))
+        .merge(credentials)
         .merge(reconciliation)
         .layer(from_fn_with_state(state.metrics.clone(), count_requests))
         .with_state(state)

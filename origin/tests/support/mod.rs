@@ -49,6 +49,17 @@ impl Origin {
     }
 
     pub async fn with_guard(gateway_url: &str, guard: GuardConfig) -> Self {
+        Self::with_capacities(gateway_url, guard, 64, 64).await
+    }
+
+    /// An origin handling at most `requests` API requests and `logins` credential checks
+    /// at once.
+    pub async fn with_capacities(
+        gateway_url: &str,
+        guard: GuardConfig,
+        requests: u32,
+        logins: u32,
+    ) -> Self {
         let db = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", db.path().join("origin.sqlite3").display());
         let metrics = Arc::new(Metrics::default());
@@ -65,7 +76,8 @@ impl Origin {
             metrics: metrics.clone(),
             passwords: Arc::new(Passwords::new().unwrap()),
             operator_token: Some(Arc::from(OPERATOR_TOKEN)),
-            capacity: Capacity::new(64),
+            capacity: Capacity::new(requests),
+            login_capacity: Capacity::new(logins),
             recovery: Arc::new(Recovery::new(
                 store.clone(),
                 GatewayClient::new(gateway_url).unwrap(),
