@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::str::FromStr;
 
+use rules::login_limit::{LoginLimits, DEFAULT_CLIENT_RATE, DEFAULT_USER_RATE};
 use rules::rate_limit::{parse_rate, RateLimits, DEFAULT_ROUTES};
 use rules::token::{KeySet, Policy};
 use worker::Env;
@@ -42,6 +43,9 @@ pub struct EdgeConfig {
     pub rate_limits: RateLimits,
     /// `RATE_LIMIT_GLOBAL_SHARDS`: objects each global limit is spread over (1).
     pub global_shards: u32,
+    /// `LOGIN_RATE_LIMIT_USER` (10/1m) and `LOGIN_RATE_LIMIT_CLIENT` (60/1m): login
+    /// attempts per username and per client address.
+    pub login_limits: LoginLimits,
     /// `QUEUE_ADMIT_LIMIT`: how many at the head of a queue are admitted (100).
     pub queue_admit_limit: u32,
     /// `QUEUE_PASS_TTL_SECONDS`: how long an admission pass lives (600).
@@ -153,6 +157,10 @@ impl EdgeConfig {
                 .map(str::to_owned)
                 .collect(),
             global_shards: vars.number("RATE_LIMIT_GLOBAL_SHARDS", 1, |n| (1..=64).contains(n))?,
+            login_limits: LoginLimits {
+                user: rate("LOGIN_RATE_LIMIT_USER", DEFAULT_USER_RATE)?,
+                client: rate("LOGIN_RATE_LIMIT_CLIENT", DEFAULT_CLIENT_RATE)?,
+            },
             origin_url: origin_url.trim_end_matches('/').to_owned(),
             origin_secret: origin_secret.into_bytes(),
             origin_timeout_ms: vars.number(
@@ -247,6 +255,8 @@ mod tests {
             ("RATE_LIMIT_GLOBAL", "100/1h"),
             ("RATE_LIMITED_ROUTES", "confirm"),
             ("RATE_LIMIT_GLOBAL_SHARDS", "0"),
+            ("LOGIN_RATE_LIMIT_USER", "ten"),
+            ("LOGIN_RATE_LIMIT_CLIENT", "60/1h"),
         ];
         for (name, value) in cases {
             let err = config(&[(name, value)])

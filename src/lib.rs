@@ -13,6 +13,7 @@
 //! - [`auth`] — the caller of a request: bearer token verified, denylist checked.
 //! - [`session`] — the per-user Durable Object: denylist and refresh-token families.
 //! - [`rate_limit`] — the user's window, then the global one, and the RateLimit headers.
+//! - [`login_limit`] — login attempts per client address and per username.
 //! - [`memory`] — what an isolate remembers: full windows, admissions owed back.
 //! - [`rate_windows`] — sliding windows kept by a Durable Object (SQLite-backed).
 //! - [`global_limiter`] — the `GlobalLimiter` Durable Object, one per route and shard.
@@ -31,6 +32,7 @@ pub mod config;
 pub mod durable_call;
 pub mod error;
 pub mod global_limiter;
+pub mod login_limit;
 pub mod memory;
 pub mod origin;
 pub mod queue;

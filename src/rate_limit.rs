@@ -201,6 +201,12 @@ fn shard_limit(limit: u32, shards: u32, shard: u32) -> u32 {
 }
 
 fn limited(route: &RouteLimit, quota: &'static str, retry_after_ms: i64) -> ApiError {
+    too_many(policy_header(route), quota, retry_after_ms)
+}
+
+/// 429 `RATE_LIMITED`: the quota `quota` of `policy` (a `RateLimit-Policy` value) is
+/// spent for `retry_after_ms` more, with `Retry-After` and the `RateLimit` headers.
+pub fn too_many(policy: String, quota: &'static str, retry_after_ms: i64) -> ApiError {
     let state = QuotaState {
         name: quota,
         remaining: 0,
@@ -215,7 +221,7 @@ fn limited(route: &RouteLimit, quota: &'static str, retry_after_ms: i64) -> ApiE
         "too many requests; try again after Retry-After seconds",
     )
     .with_header("retry-after", retry_after.to_string())
-    .with_header("ratelimit-policy", policy_header(route))
+    .with_header("ratelimit-policy", policy)
     .with_header("ratelimit", limit_header(&[state]))
 }
 

@@ -10,6 +10,7 @@
 //! - [`confirm`] — the payment confirm request: parsing and validation of outside input.
 //! - [`credentials`] — the login request: username and password, validated.
 //! - [`expiring`] — a bounded map whose entries expire: what an isolate may remember.
+//! - [`login_limit`] — the login windows: per username and per client address.
 //! - [`queue`] — the first-come queue of one event, with admission passes.
 //! - [`rate_limit`] — which routes are limited, the rates, and the RateLimit headers.
 //! - [`refresh`] — refresh tokens: format, stored hash, single use with reuse detection.
@@ -20,6 +21,7 @@ pub mod callback;
 pub mod confirm;
 pub mod credentials;
 pub mod expiring;
+pub mod login_limit;
 pub mod queue;
 pub mod rate_limit;
 pub mod refresh;

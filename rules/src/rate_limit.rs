@@ -129,18 +129,22 @@ pub struct QuotaState {
 
 /// `RateLimit-Policy`: `"user";q=5;w=1, "global";q=100;w=1` (w in whole seconds, up).
 pub fn policy_header(route: &RouteLimit) -> String {
-    let item = |name: &str, rate: Rate| {
-        format!(
-            "\"{name}\";q={};w={}",
-            rate.limit,
-            ceil_secs(rate.window_ms).max(1)
-        )
-    };
-    format!(
-        "{}, {}",
-        item("user", route.user),
-        item("global", route.global)
-    )
+    policies_header(&[("user", route.user), ("global", route.global)])
+}
+
+/// `RateLimit-Policy` of named quotas: `"name";q=LIMIT;w=SECONDS`, comma-separated.
+pub fn policies_header(policies: &[(&str, Rate)]) -> String {
+    policies
+        .iter()
+        .map(|(name, rate)| {
+            format!(
+                "\"{name}\";q={};w={}",
+                rate.limit,
+                ceil_secs(rate.window_ms).max(1)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `RateLimit`: `"user";r=3;t=1` for each quota known (t in whole seconds, up).

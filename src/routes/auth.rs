@@ -16,6 +16,7 @@ use crate::body::read_body;
 use crate::config::EdgeConfig;
 use crate::durable_call::ObjectUnavailable;
 use crate::error::ApiError;
+use crate::login_limit;
 use crate::origin::{unavailable, OriginCall};
 use crate::random;
 use crate::session::client::UserSessionClient;
@@ -44,7 +45,9 @@ struct RefreshBody {
     refresh_token: String,
 }
 
-/// `POST /auth/login`: 200 a token pair, 401 `INVALID_CREDENTIALS`.
+/// `POST /auth/login`: 200 a token pair, 401 `INVALID_CREDENTIALS`, 429 when the
+/// attempt's client address or username has had its share (`login_limit`); every
+/// counted attempt's answer carries the `RateLimit` headers.
 pub async fn login(
     mut req: Request,
     env: &Env,
@@ -52,8 +55,29 @@ pub async fn login(
     now_ms: i64,
 ) -> Result<Response, ApiError> {
     let body = read_body(&mut req).await?;
-    Credentials::parse(&body)
+    let credentials = Credentials::parse(&body)
         .map_err(|err| ApiError::bad_request("INVALID_REQUEST", err.to_string()))?;
+    let admission = login_limit::admit(
+        env,
+        &config.login_limits,
+        &req,
+        &credentials.username,
+        now_ms,
+    )
+    .await?;
+    match sign_in(body, env, config, now_ms).await {
+        Ok(response) => admission.decorate(response),
+        Err(refusal) => Err(admission.decorate_refusal(refusal)),
+    }
+}
+
+/// The origin's credential check of a login `body`, then a new session and its tokens.
+async fn sign_in(
+    body: Vec<u8>,
+    env: &Env,
+    config: &EdgeConfig,
+    now_ms: i64,
+) -> Result<Response, ApiError> {
     let answer = OriginCall {
         method: Method::Post,
         path: "/internal/credentials/verify".into(),

@@ -119,6 +119,7 @@ impl Client {
             let request = self
                 .http
                 .post(format!("{}/auth/login", self.edge))
+                .header("cf-connecting-ip", crate::edge::client_address(&self.user))
                 .json(&json!({ "username": self.user, "password": PASSWORD }));
             let answer = self.send(Kind::Login, request).await;
             match answer {
