@@ -9,6 +9,8 @@ use std::str::FromStr;
 
 use rules::login_limit::{LoginLimits, DEFAULT_CLIENT_RATE, DEFAULT_USER_RATE};
 use rules::rate_limit::{parse_rate, RateLimits, DEFAULT_ROUTES};
+use rules::refresh::RefreshKey;
+use rules::sliding_window::Rate;
 use rules::token::{KeySet, Policy};
 use worker::Env;
 
@@ -36,6 +38,12 @@ pub struct EdgeConfig {
     pub access_ttl_secs: i64,
     /// `REFRESH_TOKEN_TTL_SECONDS`, default 14 days.
     pub refresh_ttl_secs: i64,
+    /// What refresh tokens are MACed under: derived from `REFRESH_TOKEN_SECRET`, or
+    /// when that is unset from `ORIGIN_SIGNING_SECRET` (rotating it then ends every
+    /// refresh token).
+    pub refresh_key: RefreshKey,
+    /// `REFRESH_RATE_LIMIT_FAMILY` (10/1m): refreshes one login's tokens may make.
+    pub refresh_limit: Rate,
     /// `DENYLIST_FAIL_MODE`: `open` (default) or `closed`.
     pub denylist_fail_mode: DenylistFailMode,
     /// `RATE_LIMITED_ROUTES` (`none` for no limits) with `RATE_LIMIT_USER` (5/1s) and
@@ -134,6 +142,18 @@ impl EdgeConfig {
                 "must be at least 32 characters",
             ));
         }
+        let refresh_secret = vars.get("REFRESH_TOKEN_SECRET");
+        if refresh_secret
+            .as_ref()
+            .is_some_and(|secret| secret.len() < MIN_SECRET_LEN)
+        {
+            return Err(invalid(
+                "REFRESH_TOKEN_SECRET",
+                "must be at least 32 characters",
+            ));
+        }
+        let refresh_key =
+            RefreshKey::derive(refresh_secret.as_ref().unwrap_or(&origin_secret).as_bytes());
         Ok(Self {
             policy: Policy {
                 keys,
@@ -144,6 +164,8 @@ impl EdgeConfig {
             signing_kid,
             access_ttl_secs: vars.number("ACCESS_TOKEN_TTL_SECONDS", 1800, |s| *s > 0)?,
             refresh_ttl_secs: vars.number("REFRESH_TOKEN_TTL_SECONDS", 1_209_600, |s| *s > 0)?,
+            refresh_key,
+            refresh_limit: rate("REFRESH_RATE_LIMIT_FAMILY", "10/1m")?,
             denylist_fail_mode,
             rate_limits,
             queue_admit_limit: vars.number("QUEUE_ADMIT_LIMIT", 100, |_| true)?,
@@ -257,6 +279,8 @@ mod tests {
             ("RATE_LIMIT_GLOBAL_SHARDS", "0"),
             ("LOGIN_RATE_LIMIT_USER", "ten"),
             ("LOGIN_RATE_LIMIT_CLIENT", "60/1h"),
+            ("REFRESH_TOKEN_SECRET", "short"),
+            ("REFRESH_RATE_LIMIT_FAMILY", "1/1d"),
         ];
         for (name, value) in cases {
             let err = config(&[(name, value)])

@@ -227,3 +227,59 @@ async fn an_unavailable_denylist_fails_closed_when_configured() {
         (StatusCode::SERVICE_UNAVAILABLE, "DENYLIST_UNAVAILABLE")
     );
 }
+
+/// A refresh token the edge did not issue — any user id, any family, any MAC, or the
+/// unMACed format of old — is refused before any object is called: with every object
+/// down, still 401 `REFRESH_INVALID`, never the 503 of a call that failed.
+#[tokio::test]
+async fn a_forged_refresh_token_is_refused_without_an_object_call() {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
+    let system = System::start_with(EdgeSetup {
+        sessions_down: true,
+        ..EdgeSetup::default()
+    })
+    .await;
+    let user = URL_SAFE_NO_PAD.encode("usr_victim");
+    let secret = URL_SAFE_NO_PAD.encode([7u8; 32]);
+    for forged in [
+        format!("rt1.{user}.{secret}"),
+        format!(
+            "rt2.{user}.0123abcd.{secret}.{}",
+            URL_SAFE_NO_PAD.encode([9u8; 16])
+        ),
+    ] {
+        assert_eq!(
+            code(refresh(&system, &forged).await).await,
+            refused("REFRESH_INVALID"),
+            "{forged}"
+        );
+    }
+}
+
+/// One login's tokens refresh at most `REFRESH_RATE_LIMIT_FAMILY` times a window; the
+/// next is 429 with the window's headers, and another login's family is apart.
+#[tokio::test]
+async fn a_login_refreshes_its_share_of_the_window_and_no_more() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![("REFRESH_RATE_LIMIT_FAMILY", "2/1m".into())],
+        ..EdgeSetup::default()
+    })
+    .await;
+    system.add_user("alice", PASSWORD);
+    let first = pair(login(&system, "alice", PASSWORD).await).await;
+    let second = pair(refresh(&system, &first.refresh).await).await;
+    let third = pair(refresh(&system, &second.refresh).await).await;
+    for _ in 0..2 {
+        let limited = refresh(&system, &third.refresh).await;
+        assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+        let headers = limited.headers();
+        assert!(headers.contains_key("retry-after"));
+        assert_eq!(headers["ratelimit-policy"], "\"refresh-family\";q=2;w=60");
+        let limit = headers["ratelimit"].to_str().unwrap();
+        assert!(limit.starts_with("\"refresh-family\";r=0;t="), "{limit}");
+    }
+    assert_eq!(me(&system, &third.access).await.status(), StatusCode::OK);
+    let other = pair(login(&system, "alice", PASSWORD).await).await;
+    pair(refresh(&system, &other.refresh).await).await;
+}

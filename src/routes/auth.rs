@@ -6,6 +6,7 @@
 //! there, atomically (see `rules::refresh`).
 
 use rules::credentials::Credentials;
+use rules::rate_limit::policies_header;
 use rules::refresh::{RefreshToken, SECRET_BYTES};
 use rules::token::{AccessClaims, NewAccessToken};
 use serde::{Deserialize, Serialize};
@@ -17,12 +18,17 @@ use crate::config::EdgeConfig;
 use crate::durable_call::ObjectUnavailable;
 use crate::error::ApiError;
 use crate::login_limit;
+use crate::memory::{self, Window};
 use crate::origin::{unavailable, OriginCall};
 use crate::random;
+use crate::rate_limit::too_many;
+use crate::rate_windows::WindowCheck;
 use crate::session::client::UserSessionClient;
 use crate::session::protocol::{Revocation, RotateOutcome};
 
 const MAX_USER_ID_LEN: usize = 128;
+/// The refresh window's policy name in the `RateLimit` headers, and its key's prefix.
+const REFRESH_WINDOW: &str = "refresh-family";
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -121,7 +127,8 @@ async fn sign_in(
         ));
     }
     let family = random::id()?;
-    let refresh = RefreshToken::new(&user_id, &random::bytes::<SECRET_BYTES>()?);
+    let secret = random::bytes::<SECRET_BYTES>()?;
+    let refresh = RefreshToken::new(&user_id, &family, &secret, &config.refresh_key);
     UserSessionClient::new(env, &user_id)
         .open(
             &family,
@@ -133,7 +140,10 @@ async fn sign_in(
     token_pair(config, &user_id, &family, &refresh, now_ms)
 }
 
-/// `POST /auth/refresh`: the presented token is retired and a new pair issued.
+/// `POST /auth/refresh`: the presented token is retired and a new pair issued. A token
+/// the edge did not issue is refused before any object call; a login's tokens refresh
+/// at most `REFRESH_RATE_LIMIT_FAMILY` times a window, counted in the same call as the
+/// rotation and remembered here once full.
 pub async fn refresh(
     mut req: Request,
     env: &Env,
@@ -147,20 +157,37 @@ pub async fn refresh(
             "the body must be {\"refreshToken\": \"...\"}",
         )
     })?;
-    let presented = RefreshToken::parse(&refresh_token).ok_or_else(refresh_invalid)?;
-    let user_id = presented.user_id();
-    let successor = RefreshToken::new(user_id, &random::bytes::<SECRET_BYTES>()?);
+    let presented =
+        RefreshToken::parse(&refresh_token, &config.refresh_key).ok_or_else(refresh_invalid)?;
+    let (user_id, family) = (presented.user_id(), presented.family());
+    let window = format!("{REFRESH_WINDOW}:{family}");
+    let policy = policies_header(&[(REFRESH_WINDOW, config.refresh_limit)]);
+    if let Some(wait_ms) = memory::refusing(Window::User, &window, now_ms) {
+        return Err(too_many(policy, REFRESH_WINDOW, wait_ms));
+    }
+    let secret = random::bytes::<SECRET_BYTES>()?;
+    let successor = RefreshToken::new(user_id, family, &secret, &config.refresh_key);
+    let limit = WindowCheck {
+        key: window.clone(),
+        limit: config.refresh_limit.limit,
+        window_ms: config.refresh_limit.window_ms,
+    };
     let outcome = UserSessionClient::new(env, user_id)
         .rotate(
             &presented.hash(),
             &successor.hash(),
             now_ms + config.refresh_ttl_secs * 1000,
+            limit,
         )
         .await
         .map_err(session_unavailable)?;
     match outcome {
         RotateOutcome::Rotated { family } => {
             token_pair(config, user_id, &family, &successor, now_ms)
+        }
+        RotateOutcome::Limited { retry_after_ms } => {
+            memory::remember_full(Window::User, &window, now_ms + retry_after_ms, now_ms);
+            Err(too_many(policy, REFRESH_WINDOW, retry_after_ms))
         }
         RotateOutcome::Reused => Err(ApiError::new(
             401,

@@ -54,11 +54,13 @@ impl<'a> UserSessionClient<'a> {
         token_hash: &str,
         successor_hash: &str,
         successor_expires_at_ms: i64,
+        limit: WindowCheck,
     ) -> Result<RotateOutcome, ObjectUnavailable> {
         let request = SessionRequest::Rotate {
             token_hash: token_hash.to_owned(),
             successor_hash: successor_hash.to_owned(),
             successor_expires_at_ms,
+            limit,
         };
         call_object(self.env, BINDING, self.user_id, &request).await
     }

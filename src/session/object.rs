@@ -17,7 +17,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlS
 use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
 use crate::clock::now_ms;
 use crate::durable_call::{read_call, reply};
-use crate::rate_windows::RateWindows;
+use crate::rate_windows::{RateWindows, WindowAnswer};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS denylist (
@@ -128,7 +128,11 @@ impl DurableObject for UserSession {
                 token_hash,
                 successor_hash,
                 successor_expires_at_ms,
+                limit,
             } => {
+                if let WindowAnswer::Limited { retry_after_ms } = self.windows.check(&limit, now)? {
+                    return reply(&RotateOutcome::Limited { retry_after_ms });
+                }
                 let outcome =
                     self.rotate(&token_hash, &successor_hash, successor_expires_at_ms, now)?;
                 self.clean_up_by(successor_expires_at_ms).await?;

@@ -28,11 +28,13 @@ pub enum SessionRequest {
         token_hash: String,
         expires_at_ms: i64,
     },
-    /// Exchange a refresh token for its successor in the same family.
+    /// Exchange a refresh token for its successor in the same family, if the family's
+    /// refresh window (`limit`) admits it.
     Rotate {
         token_hash: String,
         successor_hash: String,
         successor_expires_at_ms: i64,
+        limit: WindowCheck,
     },
     /// Revoke the access token until it expires, and its refresh family.
     Logout {
@@ -69,4 +71,7 @@ pub enum RotateOutcome {
     Reused,
     /// Unknown, expired or revoked: nothing changed.
     Refused,
+    /// The family has refreshed its share of the window: nothing changed.
+    #[serde(rename_all = "camelCase")]
+    Limited { retry_after_ms: i64 },
 }
