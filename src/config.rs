@@ -132,8 +132,13 @@ impl EdgeConfig {
         let origin_url = vars
             .get("ORIGIN_URL")
             .unwrap_or_else(|| DEFAULT_ORIGIN_URL.into());
-        if !(origin_url.starts_with("http://") || origin_url.starts_with("https://")) {
-            return Err(invalid("ORIGIN_URL", "must be an http:// or https:// URL"));
+        if !origin_url_is_private(&origin_url) {
+            return Err(invalid(
+                "ORIGIN_URL",
+                "must be an https:// URL, or http:// to a loopback host (127.0.0.0/8, \
+                 [::1], localhost): passwords and payment keys cross this link, and the \
+                 signature protects their integrity only",
+            ));
         }
         let origin_secret = vars.required("ORIGIN_SIGNING_SECRET")?;
         if origin_secret.len() < MIN_SECRET_LEN {
@@ -192,6 +197,30 @@ impl EdgeConfig {
             )?,
         })
     }
+}
+
+/// Whether what crosses to the origin at `url` stays private: `https://` to any host, or
+/// plain `http://` that never leaves the machine. An authority with userinfo
+/// (`http://127.0.0.1@elsewhere`) is refused outright.
+fn origin_url_is_private(url: &str) -> bool {
+    let (secure, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
+        (Some(rest), _) => (true, rest),
+        (None, Some(rest)) => (false, rest),
+        (None, None) => return false,
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.is_empty() || authority.contains('@') {
+        return false;
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    !host.is_empty() && (secure || loopback)
 }
 
 fn invalid(name: &'static str, problem: impl ToString) -> ConfigError {
@@ -263,6 +292,34 @@ mod tests {
     }
 
     #[test]
+    fn the_origin_is_reached_over_https_or_on_this_machine_only() {
+        for url in [
+            "https://origin.example.com",
+            "https://origin.example.com:8443/base",
+            "http://127.0.0.1:8080",
+            "http://127.5.6.7",
+            "http://localhost:8080",
+            "http://LOCALHOST",
+            "http://[::1]:8080/",
+        ] {
+            assert!(origin_url_is_private(url), "{url}");
+        }
+        for url in [
+            "http://origin.example.com",
+            "http://10.0.0.5:8080",
+            "http://127.0.0.1.nip.io",
+            "http://127.0.0.1@origin.example.com",
+            "http://[::2]:8080",
+            "http://",
+            "https://",
+            "ftp://127.0.0.1",
+            "127.0.0.1:8080",
+        ] {
+            assert!(!origin_url_is_private(url), "{url}");
+        }
+    }
+
+    #[test]
     fn a_bad_value_names_its_variable() {
         let cases = [
             ("JWT_SIGNING_KID", "k2"),
@@ -271,6 +328,7 @@ mod tests {
             ("JWT_LEEWAY_SECONDS", "-1"),
             ("ACCESS_TOKEN_TTL_SECONDS", "0"),
             ("ORIGIN_URL", "ftp://x"),
+            ("ORIGIN_URL", "http://origin.example.com"),
             ("ORIGIN_SIGNING_SECRET", "short"),
             ("ORIGIN_TIMEOUT_MS", "soon"),
             ("RATE_LIMIT_USER", "5 per second"),
