@@ -119,13 +119,20 @@ pub fn check_idempotency_key(key: Option<&str>) -> Result<&str, InvalidConfirm> 
     Ok(key)
 }
 
-/// Order and event ids travel in URL paths and log lines, so they are kept plain.
+/// Order and event ids travel in URL paths and log lines, so they are kept plain, and
+/// never dots alone: `.` and `..` in a path are not names but steps up and across.
 fn check_id(field: &'static str, value: &str) -> Result<(), InvalidConfirm> {
     let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
     if value.is_empty() || value.len() > MAX_ID_LEN || !value.bytes().all(plain) {
         return Err(InvalidConfirm::Field {
             field,
             problem: "must be 1 to 64 characters of letters, digits, '-', '_' or '.'",
+        });
+    }
+    if value.bytes().all(|b| b == b'.') {
+        return Err(InvalidConfirm::Field {
+            field,
+            problem: "must not be dots alone",
         });
     }
     Ok(())
@@ -222,6 +229,16 @@ mod tests {
             r#"{"orderId":"a/b","paymentKey":"k","amount":1}"#,
             Err("`orderId`"),
         );
+        for dots in [".", "..", "..."] {
+            let body = format!(r#"{{"orderId":"{dots}","paymentKey":"k","amount":1}}"#);
+            check(&body, Err("`orderId` must not be dots alone"));
+            let body =
+                format!(r#"{{"orderId":"o","paymentKey":"k","amount":1,"eventId":"{dots}"}}"#);
+            check(&body, Err("`eventId` must not be dots alone"));
+            assert!(check_order_id(dots).is_err());
+            assert!(check_event_id(dots).is_err());
+        }
+        check(r#"{"orderId":"a..b","paymentKey":"k","amount":1}"#, Ok(()));
         check(
             r#"{"orderId":"o","paymentKey":"","amount":1}"#,
             Err("`paymentKey`"),

@@ -105,8 +105,11 @@ impl GatewayClient {
     /// Asks the PG what became of an order (`GET /v1/payments/{orderId}`). Safe to ask
     /// any number of times; bounded by the caller's guard.
     pub async fn status(&self, order_id: &str) -> GatewayStatus {
-        let url = format!("{}/v1/payments/{order_id}", self.base_url);
         let unavailable = |cause: String| GatewayStatus::Unavailable { cause };
+        let Some(order) = path_segment(order_id) else {
+            return unavailable(format!("order id {order_id:?} cannot be a path segment"));
+        };
+        let url = format!("{}/v1/payments/{order}", self.base_url);
         let response = match self.http.get(&url).send().await {
             Ok(response) => response,
             Err(err) => return unavailable(describe(&err)),
@@ -136,7 +139,12 @@ impl GatewayClient {
     /// Cancels the charge of an order (`POST /v1/payments/{orderId}/cancel`); the PG
     /// answers a repeat alike, so it is safe to send again.
     pub async fn cancel(&self, order_id: &str) -> CancelAnswer {
-        let url = format!("{}/v1/payments/{order_id}/cancel", self.base_url);
+        let Some(order) = path_segment(order_id) else {
+            return CancelAnswer::Unavailable {
+                cause: format!("order id {order_id:?} cannot be a path segment"),
+            };
+        };
+        let url = format!("{}/v1/payments/{order}/cancel", self.base_url);
         let response = match self.http.post(&url).send().await {
             Ok(response) => response,
             Err(err) => {
@@ -167,10 +175,48 @@ impl GatewayClient {
     }
 }
 
+/// `value` as one URL path segment: every byte but RFC 3986's unreserved ones
+/// percent-encoded. `None` for what no encoding keeps one segment — empty, `.` or `..`,
+/// which URL parsers (WHATWG's too, through `%2E`) resolve against the path instead.
+fn path_segment(value: &str) -> Option<String> {
+    if value.is_empty() || value.bytes().all(|b| b == b'.') && value.len() <= 2 {
+        return None;
+    }
+    let mut segment = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            segment.push(char::from(byte));
+        } else {
+            segment.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    Some(segment)
+}
+
 fn describe(err: &reqwest::Error) -> String {
     if err.is_timeout() {
         "gateway call timed out".to_owned()
     } else {
         format!("gateway call failed: {err}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_segment;
+
+    #[test]
+    fn an_order_id_is_one_percent_encoded_segment_or_none() {
+        assert_eq!(
+            path_segment("order-1.a_b~c").as_deref(),
+            Some("order-1.a_b~c")
+        );
+        assert_eq!(path_segment("a/b?c#d").as_deref(), Some("a%2Fb%3Fc%23d"));
+        assert_eq!(path_segment("%2e%2e").as_deref(), Some("%252e%252e"));
+        assert_eq!(path_segment("주문").as_deref(), Some("%EC%A3%BC%EB%AC%B8"));
+        assert_eq!(path_segment("...").as_deref(), Some("..."));
+        for refused in ["", ".", ".."] {
+            assert_eq!(path_segment(refused), None, "{refused:?}");
+        }
     }
 }
