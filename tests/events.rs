@@ -147,11 +147,22 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
         let body: Value = refused.json().await.expect("a JSON refusal");
         assert_eq!(body["code"], "INVALID_REQUEST", "{query}");
     }
-    let (status, _) = confirm_as(&system, "user-3", &order("o-3", "no-such-event", 123)).await;
+    let (status, refusal) =
+        confirm_as(&system, "user-3", &order("o-3", "no-such-event", 123)).await;
     assert_eq!(
-        status,
-        StatusCode::CREATED,
-        "a payment for an event without stock is a plain payment"
+        (status, refusal["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("EVENT_NOT_FOUND")),
+        "an event nobody created has no stock or price to hold a payment to"
+    );
+    assert_eq!(
+        system.ledger().await["requestCount"],
+        1,
+        "only o-2 reached the PG"
+    );
+    let stored = system.payments_at(&system.origin).await;
+    assert!(
+        !stored.contains_key("o-3"),
+        "no payment was stored: {stored:?}"
     );
 }
 

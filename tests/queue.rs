@@ -156,6 +156,12 @@ async fn when_the_admitted_user_leaves_the_next_is_admitted() {
 #[tokio::test]
 async fn a_gated_confirm_needs_a_pass_and_spends_it() {
     let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", "drop-3")]).await;
+    for event in ["drop-3", "not-gated"] {
+        let (status, _) = system
+            .set_event(json!({ "eventId": event, "stock": 10, "amount": 1000 }))
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
     let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
     enter(&system, &first, "drop-3").await;
     enter(&system, &second, "drop-3").await;

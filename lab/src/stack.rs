@@ -15,7 +15,7 @@ use rules::signing::SignedRequest;
 use serde_json::Value;
 
 const EDGE_SECRET: &str = "lab-edge-origin-secret-0123456789abcdef";
-pub const OPERATOR_TOKEN: &str = "lab-operator-token-0123456789abcdef";
+const OPERATOR_TOKEN: &str = "lab-operator-token-0123456789abcdef";
 const KEKS: &str = "v1:ERERERERERERERERERERERERERERERERERERERERERE=";
 
 /// How long a service may take to answer its health check after it starts.
@@ -132,6 +132,22 @@ impl Stack {
         };
         signed_request(&self.http, &self.origin, EDGE_SECRET.as_bytes(), &request)
             .expect("the lab signs only what it wrote")
+    }
+
+    /// Creates (or sets) event `event_id` at the origin, as an operator does.
+    pub async fn set_event(&self, event_id: &str, stock: u32, amount: i64) -> anyhow::Result<()> {
+        let event = serde_json::json!({"eventId": event_id, "stock": stock, "amount": amount});
+        let response = self
+            .http
+            .post(format!("{}/admin/events", self.origin))
+            .bearer_auth(OPERATOR_TOKEN)
+            .json(&event)
+            .send()
+            .await?;
+        if !response.status().is_success() {
+            bail!("event {event} refused: {}", response.text().await?);
+        }
+        Ok(())
     }
 
     /// Sets the simulator's faults.

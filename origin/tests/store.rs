@@ -175,6 +175,12 @@ async fn an_outcome_settles_a_pending_payment_once(store: &dyn Store) {
 }
 
 async fn each_outcome_is_recorded_as_it_is(store: &dyn Store) {
+    let spec = EventSpec {
+        event_id: "ev-1".into(),
+        stock: 10,
+        amount: 9_007_199_254_740_993,
+    };
+    store.upsert_event(&spec, 1).await.unwrap();
     let with_event = NewPayment {
         event_id: Some("ev-1".into()),
         amount: 9_007_199_254_740_993,
@@ -1022,8 +1028,12 @@ async fn an_event_sells_its_stock_and_a_failure_gives_a_unit_back(store: &dyn St
         Err(StoreError::SoldOut)
     ));
     assert_eq!(store.event("nope").await.unwrap(), None);
-    let plain = store.insert_pending(for_event("o-5", "nope", 1)).await;
-    assert!(plain.is_ok(), "no event, no stock: {plain:?}");
+    let unknown = store.insert_pending(for_event("o-5", "nope", 1)).await;
+    assert!(
+        matches!(unknown, Err(StoreError::UnknownEvent)),
+        "an event nobody created has no stock to sell: {unknown:?}"
+    );
+    assert_eq!(store.payment_by_order("user-1", "o-5").await.unwrap(), None);
 }
 
 async fn a_late_approval_is_refund_due_until_refunded(store: &dyn Store) {

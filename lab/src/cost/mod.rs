@@ -16,11 +16,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use anyhow::Context as _;
 use serde_json::{json, Value};
 
 use crate::edge::{token, Edge};
-use crate::stack::{Stack, OPERATOR_TOKEN};
+use crate::stack::Stack;
 use measure::{closed_loop, Measured, CONCURRENCY};
 use table::{Row, Table};
 
@@ -60,15 +59,7 @@ const GLOBAL_WINDOW: &str = "POST /payments/confirm user=1000/1s global=1/10m";
 /// the edge (a folder with `index.js` and `index_bg.wasm`) instead of `build/`.
 pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<()> {
     let stack = Stack::start(&[]).await?;
-    stack
-        .http
-        .post(format!("{}/admin/events", stack.origin))
-        .bearer_auth(OPERATOR_TOKEN)
-        .json(&json!({"eventId": SOLD_OUT_EVENT, "stock": 0, "amount": 1000}))
-        .send()
-        .await?
-        .error_for_status()
-        .context("creating the sold-out event")?;
+    stack.set_event(SOLD_OUT_EVENT, 0, 1000).await?;
     let http = client()?;
     let mut table = Table::default();
 

@@ -146,6 +146,15 @@ async fn settle(
                 &error_body("SOLD_OUT", "no unit of this event is left"),
             ));
         }
+        Err(StoreError::UnknownEvent) => {
+            return Ok(Answer::json(
+                StatusCode::NOT_FOUND,
+                &error_body(
+                    "EVENT_NOT_FOUND",
+                    "no such event here; an operator creates it (POST /admin/events)",
+                ),
+            ))
+        }
         Err(StoreError::WrongAmount { price }) => {
             return Ok(Answer::json(
                 StatusCode::BAD_REQUEST,

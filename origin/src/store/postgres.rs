@@ -76,21 +76,19 @@ impl Dialect for Postgres {
                     .bind(event_id)
                     .fetch_optional(&mut *tx)
                     .await?;
-            if let Some(event) = event {
-                let (stock, price): (i64, i64) =
-                    (event.try_get("stock")?, event.try_get("amount")?);
-                if price != new.amount {
-                    return Err(StoreError::WrongAmount { price });
-                }
-                let held: i64 = sqlx::query_scalar(&format!(
-                    "SELECT COUNT(*) FROM payments WHERE event_id = $1 AND {HOLDS_A_UNIT}"
-                ))
-                .bind(event_id)
-                .fetch_one(&mut *tx)
-                .await?;
-                if held >= stock {
-                    return Err(StoreError::SoldOut);
-                }
+            let event = event.ok_or(StoreError::UnknownEvent)?;
+            let (stock, price): (i64, i64) = (event.try_get("stock")?, event.try_get("amount")?);
+            if price != new.amount {
+                return Err(StoreError::WrongAmount { price });
+            }
+            let held: i64 = sqlx::query_scalar(&format!(
+                "SELECT COUNT(*) FROM payments WHERE event_id = $1 AND {HOLDS_A_UNIT}"
+            ))
+            .bind(event_id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if held >= stock {
+                return Err(StoreError::SoldOut);
             }
         }
         let row = sqlx::query(&insert)

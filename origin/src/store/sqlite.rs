@@ -63,16 +63,21 @@ impl Dialect for Sqlite {
                     .bind(event_id)
                     .fetch_optional(store.pool)
                     .await?;
-            if let Some(price) = price.filter(|price| *price != new.amount) {
-                return Err(StoreError::WrongAmount { price });
+            match price {
+                None => return Err(StoreError::UnknownEvent),
+                Some(price) if price != new.amount => {
+                    return Err(StoreError::WrongAmount { price })
+                }
+                Some(_) => {}
             }
         }
         // One statement, under SQLite's single write lock: the unit is counted and
-        // taken at once, so no two confirms can take the last one.
+        // taken at once, so no two confirms can take the last one. (Events are never
+        // deleted: one seen above is there still.)
         let sql = format!(
             "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
              created_at, updated_at) SELECT ?, ?, ?, ?, ?, 'PENDING', ?, ? \
-             WHERE ? IS NULL OR NOT EXISTS (SELECT 1 FROM events WHERE event_id = ?) \
+             WHERE ? IS NULL \
              OR (SELECT COUNT(*) FROM payments WHERE event_id = ? AND {HOLDS_A_UNIT}) \
                 < (SELECT stock FROM events WHERE event_id = ?) \
              RETURNING {PAYMENT_COLUMNS}"
@@ -89,7 +94,6 @@ impl Dialect for Sqlite {
             .bind(&new.event_id)
             .bind(new.now_ms)
             .bind(new.now_ms)
-            .bind(&new.event_id)
             .bind(&new.event_id)
             .bind(&new.event_id)
             .bind(&new.event_id)

@@ -188,6 +188,10 @@ pub enum StoreError {
     /// The event has no unit left to reserve.
     #[error("the event is sold out")]
     SoldOut,
+    /// The payment names an event the origin was never told of: it has no stock or
+    /// price to hold it to.
+    #[error("no such event")]
+    UnknownEvent,
     /// The payment's amount is not the event's price.
     #[error("the event's price is {price}")]
     WrongAmount { price: i64 },

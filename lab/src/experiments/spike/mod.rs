@@ -29,6 +29,9 @@ const RAMP: Duration = Duration::from_secs(10);
 const HOLD: Duration = Duration::from_secs(20);
 /// The event every client buys; gated when flow control is on.
 const EVENT: &str = "spike-drop";
+/// The event's stock at the origin: more than the run can sell, so no confirm is refused
+/// for it.
+const STOCK: u32 = 1_000_000;
 const PASSWORD: &str = "spike-password";
 /// A request unanswered this long is `CLIENT_TIMEOUT` (the edge gives the origin 10 s,
 /// the origin ends every request within 30 s).
@@ -174,7 +177,8 @@ fn setup() -> String {
          `Idempotency-Key`). It waits only where the edge says so: `Retry-After` on a 429 or \
          503 (then repeats the step; a confirm with the same key), `pollAfterSeconds` while \
          queued, 1 s after any other failure. The PG answers at once (simulator `NORMAL`); \
-         the event has no stock limit at the origin. A fresh stack, edge and {CLIENTS} users \
+         the event's stock at the origin ({STOCK}) never runs out. A fresh stack, edge and \
+         {CLIENTS} users \
          per run.\n\n\
          **Flow control off**: edge `RATE_LIMITED_ROUTES=none`, no `GATED_EVENTS`, \
          `QUEUE_ADMIT_LIMIT=1000000` (everyone admitted at once); origin \
@@ -295,6 +299,7 @@ fn is_success(sample: &Sample) -> bool {
 /// One run of one configuration.
 async fn run_once(control: &Control, run: u32) -> anyhow::Result<Run> {
     let stack = Stack::start(&control.origin).await?;
+    stack.set_event(EVENT, STOCK, 5_000).await?;
     for client in 0..CLIENTS {
         stack.add_user(&user(client), PASSWORD)?;
     }
