@@ -1382,3 +1382,21 @@ async fn a_request_waits_for_a_connection_no_longer_than_the_acquire_timeout() {
     }
     assert!(store.recent_payments("user-1", 1).await.is_ok());
 }
+
+/// A payment key is a credential at the PG: no payment's `Debug` shows it, so no log
+/// line or panic message can.
+#[tokio::test]
+async fn debug_output_never_shows_a_payment_key() {
+    let (store, _dir) = sqlite().await;
+    let new = NewPayment {
+        payment_key: "pk_live_secret".into(),
+        ..new_payment("o-debug")
+    };
+    let stored = store.insert_pending(new.clone()).await.unwrap();
+    assert_eq!(stored.payment_key, "pk_live_secret");
+    for shown in [format!("{new:?}"), format!("{stored:?}")] {
+        assert!(!shown.contains("pk_live_secret"), "{shown}");
+        assert!(shown.contains("payment_key: <redacted>"), "{shown}");
+        assert!(shown.contains("o-debug"), "{shown}");
+    }
+}

@@ -15,8 +15,23 @@ const MAX_ID_LEN: usize = 64;
 const MAX_PAYMENT_KEY_LEN: usize = 200;
 const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
 
-/// `POST /payments/confirm` body, once it is known to be well formed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What `Debug` shows in place of a payment key: the key is a credential at the PG, and
+/// debug output ends up in logs and panic messages.
+pub const REDACTED: Redacted = Redacted;
+
+/// Prints `<redacted>`.
+#[derive(Clone, Copy)]
+pub struct Redacted;
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// `POST /payments/confirm` body, once it is known to be well formed; its `Debug`
+/// never shows the payment key.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfirmRequest {
     pub order_id: String,
@@ -24,6 +39,17 @@ pub struct ConfirmRequest {
     pub amount: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+}
+
+impl std::fmt::Debug for ConfirmRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfirmRequest")
+            .field("order_id", &self.order_id)
+            .field("payment_key", &REDACTED)
+            .field("amount", &self.amount)
+            .field("event_id", &self.event_id)
+            .finish()
+    }
 }
 
 /// Why a confirm body was refused; the message is safe to show the client.
@@ -170,6 +196,19 @@ mod tests {
             }
         );
         check(r#"{"orderId":"o","paymentKey":"k","amount":1}"#, Ok(()));
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_payment_key() {
+        let parsed =
+            ConfirmRequest::parse(br#"{"orderId":"o-1","paymentKey":"pk_secret","amount":5}"#)
+                .unwrap();
+        let shown = format!("{parsed:?}");
+        assert!(!shown.contains("pk_secret"), "{shown}");
+        assert!(
+            shown.contains("payment_key: <redacted>") && shown.contains("o-1"),
+            "{shown}"
+        );
     }
 
     #[test]

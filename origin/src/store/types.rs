@@ -1,6 +1,7 @@
 //! What the store takes and gives: payments and their outcomes, events, keys, users,
 //! Idempotency-Key claims, recovery leases, and the store's errors.
 
+use rules::confirm::REDACTED;
 use serde::Serialize;
 
 use crate::crypto::CryptoError;
@@ -42,8 +43,9 @@ impl PaymentStatus {
     }
 }
 
-/// A payment as stored, and as the API shows it (the payment key is never shown).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A payment as stored, and as the API shows it (the payment key is never shown, in
+/// answers or in `Debug`).
+#[derive(Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Payment {
     pub payment_id: i64,
@@ -67,8 +69,8 @@ pub struct Payment {
     pub recovery: RecoveryState,
 }
 
-/// What TX 1 inserts.
-#[derive(Debug, Clone)]
+/// What TX 1 inserts; its `Debug` never shows the payment key.
+#[derive(Clone)]
 pub struct NewPayment {
     pub order_id: String,
     pub user_id: String,
@@ -76,6 +78,37 @@ pub struct NewPayment {
     pub amount: i64,
     pub event_id: Option<String>,
     pub now_ms: i64,
+}
+
+impl std::fmt::Debug for Payment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Payment")
+            .field("payment_id", &self.payment_id)
+            .field("order_id", &self.order_id)
+            .field("user_id", &self.user_id)
+            .field("payment_key", &REDACTED)
+            .field("amount", &self.amount)
+            .field("event_id", &self.event_id)
+            .field("status", &self.status)
+            .field("failure_reason", &self.failure_reason)
+            .field("approved_at", &self.approved_at)
+            .field("created_at", &self.created_at)
+            .field("updated_at", &self.updated_at)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for NewPayment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewPayment")
+            .field("order_id", &self.order_id)
+            .field("user_id", &self.user_id)
+            .field("payment_key", &REDACTED)
+            .field("amount", &self.amount)
+            .field("event_id", &self.event_id)
+            .field("now_ms", &self.now_ms)
+            .finish()
+    }
 }
 
 /// What TX 2 records: the settled status of a pending payment.
