@@ -57,21 +57,34 @@ pub async fn shed_excess(
     }
 }
 
-/// Counts the answer to every request by method, matched route and status.
+/// Counts the answer to every request by method, matched route and status. Every label
+/// comes from a bounded set — the standard methods (any other is `OTHER`), the routes
+/// (any path that matched none is `unmatched`) — so a client cannot grow the metrics.
 pub async fn count_requests(
     State(metrics): State<Arc<Metrics>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let method = request.method().as_str().to_owned();
+    let method = method_label(request.method());
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("unmatched", MatchedPath::as_str)
         .to_owned();
     let response = next.run(request).await;
-    metrics.http_answered(&method, &route, response.status().as_u16());
+    metrics.http_answered(method, &route, response.status().as_u16());
     response
+}
+
+/// The method's label: one of the standard methods, or `OTHER`.
+fn method_label(method: &axum::http::Method) -> &'static str {
+    const STANDARD: [&str; 9] = [
+        "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "CONNECT", "TRACE",
+    ];
+    STANDARD
+        .into_iter()
+        .find(|known| *known == method.as_str())
+        .unwrap_or("OTHER")
 }
 
 #[cfg(test)]
@@ -99,6 +112,16 @@ mod tests {
             first,
             futures_util::stream::pending(),
         ))
+    }
+
+    #[test]
+    fn a_method_label_is_a_standard_method_or_other() {
+        let label =
+            |name: &str| method_label(&axum::http::Method::from_bytes(name.as_bytes()).unwrap());
+        assert_eq!(label("GET"), "GET");
+        assert_eq!(label("PATCH"), "PATCH");
+        assert_eq!(label("FOOBAR"), "OTHER");
+        assert_eq!(label("get"), "OTHER");
     }
 
     #[tokio::test]

@@ -155,3 +155,30 @@ async fn the_metrics_listener_counts_settled_payments() {
         "{text}"
     );
 }
+
+/// A client's made-up methods all count as one `OTHER` series: the metrics' labels are a
+/// bounded set, whatever is sent.
+#[tokio::test]
+async fn made_up_methods_count_as_one_other_series() {
+    let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
+    for n in 0..20 {
+        let request = Request::builder()
+            .method(format!("MADEUP{n}").as_str())
+            .uri("/payments")
+            .body(Body::empty())
+            .unwrap();
+        origin.send(request).await;
+    }
+    let text = origin.metrics_text().await;
+    let series: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("origin_http_requests_total{"))
+        .collect();
+    assert!(!text.contains("MADEUP"), "{series:?}");
+    let other: Vec<&&str> = series
+        .iter()
+        .filter(|line| line.contains("method=\"OTHER\""))
+        .collect();
+    assert_eq!(other.len(), 1, "{series:?}");
+    assert!(other[0].ends_with(" 20"), "{other:?}");
+}
