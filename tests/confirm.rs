@@ -322,3 +322,36 @@ async fn an_origin_that_is_down_is_a_502_from_the_edge() {
         (StatusCode::BAD_GATEWAY, "ORIGIN_UNAVAILABLE".into())
     );
 }
+
+/// A body sent without a `Content-Length` is refused as soon as it passes 16 KiB: the
+/// edge stops reading there. The client here sends 20 KiB in chunks and then nothing,
+/// never ending the body; an edge that read the body whole before its check would never
+/// answer.
+#[tokio::test]
+async fn an_unbounded_chunked_body_is_refused_at_the_bound_not_at_its_end() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let system = System::start().await;
+    let token = system.token("user-1", 600);
+    let address = system.edge.trim_start_matches("http://");
+    let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /payments/confirm HTTP/1.1\r\nhost: {address}\r\nauthorization: Bearer {token}\r\n\
+         idempotency-key: key-chunked\r\ncontent-type: application/json\r\n\
+         transfer-encoding: chunked\r\n\r\n"
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let chunk = format!("{:x}\r\n{}\r\n", 1024, "x".repeat(1024));
+    for _ in 0..20 {
+        socket.write_all(chunk.as_bytes()).await.unwrap();
+    }
+    let mut answer = vec![0u8; 4096];
+    let within = std::time::Duration::from_secs(30);
+    let read = tokio::time::timeout(within, socket.read(&mut answer))
+        .await
+        .expect("an answer while the body is still open")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("BODY_TOO_LARGE"), "{answer}");
+    assert_eq!(system.ledger().await["requestCount"], 0);
+}
