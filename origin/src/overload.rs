@@ -1,15 +1,20 @@
-//! The API's own limits (`docs/design/guard.md`): a cap on requests handled at once, with the
-//! excess answered 503 `BUSY` + `Retry-After` at once instead of queueing; a deadline
-//! on each request, so a client that sends its body slowly cannot keep a slot; and a
-//! count of every answer by route and status for the metrics listener.
+//! The API's own limits (`docs/design/guard.md`): a body read whole — at most 16 KiB,
+//! within [`BODY_DEADLINE`] — before anything else, so a client that sends its body
+//! slowly holds no slot; a cap on requests handled at once, taken only then (and on the
+//! signed routes only once the signature holds), with the excess answered 503 `BUSY` +
+//! `Retry-After` at once instead of queueing; a deadline on each request; and a count of
+//! every answer by route and status for the metrics listener.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::{to_bytes, Body};
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
+
+use rules::confirm::{InvalidConfirm, MAX_BODY_BYTES};
 
 use crate::error::ApiError;
 use crate::metrics::Metrics;
@@ -33,6 +38,26 @@ impl Capacity {
             deadline,
         }
     }
+}
+
+/// The longest a request's body may take to arrive: 16 KiB needs a fraction of this on
+/// any link a browser's request came over before the edge sent it on.
+pub const BODY_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Reads the body whole before the request goes on: 400 `BODY_TOO_LARGE` past 16 KiB,
+/// 408 `REQUEST_TIMEOUT` when it has not all arrived within `deadline`. What comes
+/// after — the signature check, the capacity slot — then never waits on the client.
+pub async fn read_body_first(
+    State(deadline): State<Duration>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let body = tokio::time::timeout(deadline, to_bytes(body, MAX_BODY_BYTES))
+        .await
+        .map_err(|_| ApiError::RequestTimeout)?
+        .map_err(|_| InvalidConfirm::TooLarge)?;
+    Ok(next.run(Request::from_parts(parts, Body::from(body))).await)
 }
 
 /// The longest any request may take, body upload included. Far above what a confirm
@@ -132,6 +157,27 @@ mod tests {
         assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
         let request = Request::post("/echo").body(Body::from("ok")).unwrap();
         let response = router(capacity).oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_within_its_deadline_or_refused() {
+        let router = Router::new()
+            .route("/echo", post(|body: Bytes| async move { body }))
+            .layer(from_fn_with_state(
+                Duration::from_millis(50),
+                read_body_first,
+            ));
+        let request = Request::post("/echo").body(stalled_body()).unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+        let big = Request::post("/echo")
+            .body(Body::from(vec![b'x'; MAX_BODY_BYTES + 1]))
+            .unwrap();
+        let response = router.clone().oneshot(big).await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let request = Request::post("/echo").body(Body::from("ok")).unwrap();
+        let response = router.oneshot(request).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use serde_json::json;
-use support::{signed, simulator, stub_gateway, Origin};
+use support::{signed, simulator, stub_gateway, Origin, OPERATOR_TOKEN};
 
 fn order(order_id: &str) -> String {
     json!({ "orderId": order_id, "paymentKey": "pk-1", "amount": 5000 }).to_string()
@@ -181,4 +181,50 @@ async fn made_up_methods_count_as_one_other_series() {
         .collect();
     assert_eq!(other.len(), 1, "{series:?}");
     assert!(other[0].ends_with(" 20"), "{other:?}");
+}
+
+/// A client that sends its body slowly holds no capacity slot while it does: with one
+/// slot and such requests open — headers as a signed or an operator's request has them —
+/// a read is still answered.
+#[tokio::test]
+async fn a_slow_body_holds_no_capacity_slot() {
+    let guard = origin::guard::GuardConfig::default();
+    let origin =
+        std::sync::Arc::new(Origin::with_capacities(&simulator().await, guard, 1, 1).await);
+    let stalled = || {
+        let first = futures_util::stream::once(async {
+            Ok::<_, std::io::Error>(axum::body::Bytes::from_static(b"{"))
+        });
+        Body::from_stream(futures_util::StreamExt::chain(
+            first,
+            futures_util::stream::pending(),
+        ))
+    };
+    let mut held = Vec::new();
+    // Each looks signed or authorised as far as its headers go; the body never ends.
+    let requests = [
+        ("/payments/confirm", "x-edge-signature", "00"),
+        ("/internal/credentials/verify", "x-edge-signature", "00"),
+        (
+            "/admin/events",
+            "authorization",
+            &*format!("Bearer {OPERATOR_TOKEN}"),
+        ),
+    ];
+    for (path, header, value) in requests {
+        let request = Request::post(path)
+            .header(header, value)
+            .body(stalled())
+            .unwrap();
+        let origin = origin.clone();
+        held.push(tokio::spawn(async move { origin.send(request).await }));
+    }
+    tokio::task::yield_now().await;
+    for _ in 0..3 {
+        let (status, body) = origin.read("no-such-order").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    }
+    for request in held {
+        request.abort();
+    }
 }

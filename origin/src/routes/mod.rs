@@ -25,15 +25,19 @@ use axum::{Json, Router};
 use crate::edge_signature::require_edge_signature;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::overload::{count_requests, shed_excess, Capacity};
+use crate::overload::{count_requests, read_body_first, shed_excess, Capacity, BODY_DEADLINE};
 use crate::state::AppState;
 
-/// The API listener's routes.
+/// The API listener's routes. Every request's body is read whole first (bounded in size
+/// and time), so no client holds a capacity slot while it sends slowly; the signed routes
+/// take their slot only once the edge's signature holds, so an unsigned request holds
+/// none.
 pub fn app(state: AppState) -> Router {
     let signed = Router::new()
         .route("/payments/confirm", post(payments::confirm))
         .route("/payments", get(payments::list))
         .route("/payments/{order_id}", get(payments::get))
+        .route_layer(from_fn_with_state(state.capacity.clone(), shed_excess))
         .route_layer(from_fn_with_state(
             state.edge.clone(),
             require_edge_signature,
@@ -46,12 +50,12 @@ pub fn app(state: AppState) -> Router {
             post(credentials::verify_credentials),
         )
         .route_layer(from_fn_with_state(
-            state.edge.clone(),
-            require_edge_signature,
-        ))
-        .layer(from_fn_with_state(
             state.login_capacity.clone(),
             shed_excess,
+        ))
+        .route_layer(from_fn_with_state(
+            state.edge.clone(),
+            require_edge_signature,
         ));
     let operator = Router::new()
         .route("/admin/guard", get(admin::guard))
@@ -64,7 +68,13 @@ pub fn app(state: AppState) -> Router {
             "/admin/reconciliations/{id}/resolve",
             post(reconciliations::resolve),
         )
+        .route_layer(from_fn_with_state(state.capacity.clone(), shed_excess))
         .route_layer(from_fn_with_state(state.clone(), admin::require_operator));
+    let open = Router::new()
+        .route("/gateway/callback", post(callback::receive))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route_layer(from_fn_with_state(state.capacity.clone(), shed_excess));
     // Uploads are long: their own deadline and cap, and no body limit but the file's.
     let reconciliation = Router::new()
         .route("/admin/reconciliations/run", post(reconciliations::run))
@@ -76,14 +86,12 @@ pub fn app(state: AppState) -> Router {
         ));
     Router::new()
         .merge(signed)
+        .merge(credentials)
         .merge(operator)
-        .route("/gateway/callback", post(callback::receive))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
+        .merge(open)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(from_fn_with_state(state.capacity.clone(), shed_excess))
-        .merge(credentials)
+        .layer(from_fn_with_state(BODY_DEADLINE, read_body_first))
         .merge(reconciliation)
         .layer(from_fn_with_state(state.metrics.clone(), count_requests))
         .with_state(state)
