@@ -355,6 +355,12 @@ async fn the_waiting_room_is_a_page_for_browsers_and_json_for_clients() {
         .to_str()
         .unwrap()
         .starts_with("text/html"));
+    let policy = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+    assert!(policy.contains("base-uri 'none'"), "{policy}");
+    assert!(policy.contains("script-src 'sha256-"), "{policy}");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
     assert!(page.text().await.unwrap().contains("Waiting room"));
 
     let token = system.token("user-1", 600);

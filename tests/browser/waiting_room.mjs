@@ -18,6 +18,9 @@ const browser = await chromium.launch({
 });
 try {
   const page = await browser.newPage();
+  // The page runs under a strict Content-Security-Policy: anything it blocks is a failure.
+  const blocked = [];
+  page.on("console", (message) => { if (/Content Security Policy/i.test(message.text())) blocked.push(message.text()); });
   let queueCalls = 0;
   page.on("request", (request) => { if (new URL(request.url()).pathname.startsWith("/queue/") && request.resourceType() === "fetch") queueCalls += 1; });
   await page.goto(url);
@@ -33,12 +36,14 @@ try {
     const seen = queueCalls;
     await page.waitForTimeout(3000);
     if (queueCalls !== seen) throw new Error(`the page kept polling after sold out (${queueCalls - seen} more calls)`);
+    if (blocked.length) throw new Error(`the page's policy blocked: ${blocked.join("; ")}`);
     console.log("SOLD_OUT");
   } else {
     await page.getByRole("heading", { name: "It is your turn" }).waitFor({ timeout: 60000 });
     const until = await page.locator("#until").textContent();
     if (!until || until === "soon") throw new Error("the admitted state shows no pass expiry");
     await page.screenshot({ path: screenshot, fullPage: true });
+    if (blocked.length) throw new Error(`the page's policy blocked: ${blocked.join("; ")}`);
     console.log("ADMITTED " + until);
   }
 } finally {
