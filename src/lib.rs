@@ -20,11 +20,13 @@
 //! - [`queue`] — the `WaitingRoom` Durable Object: one first-come line per event.
 //! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
 //! - [`durable_call`] — one JSON call from the Worker to a Durable Object.
+//! - [`alarm`] — Durable Object alarms, set at a time (never as an offset by mistake).
 //! - [`body`] — request bodies, read with a bound.
 //! - [`clock`] — the one place the runtime's clock is read.
 //! - [`random`] — random bytes and ids from the runtime's CSPRNG.
 //! - [`error`] — the one mapping from a refusal to an HTTP response.
 
+pub mod alarm;
 pub mod auth;
 pub mod body;
 pub mod clock;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use harness::eventually::eventually;
+use harness::signed::now_ms;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::{EdgeSetup, System, OPERATOR_TOKEN};
@@ -375,5 +376,46 @@ async fn the_waiting_room_is_a_page_for_browsers_and_json_for_clients() {
     assert_eq!(
         (json["eventId"].as_str(), json["position"].as_u64()),
         (Some("drop-5"), Some(1))
+    );
+}
+
+/// The room's alarm chain holds with nobody polling. The first in line leaves before its
+/// pass runs out, so the alarm set for that pass fires with nothing expired; it must
+/// still set itself for the next pass, whose end admits the third person — at that end,
+/// not when the third person next asks. (Any poll would expire passes itself, so nobody
+/// polls: the test waits out the passes, then asks once.)
+#[tokio::test]
+async fn the_alarm_chain_admits_the_next_in_line_with_nobody_polling() {
+    const TTL_MS: i64 = 2_000;
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("QUEUE_PASS_TTL_SECONDS", "2")]).await;
+    let [first, second, third] = ["user-1", "user-2", "user-3"].map(|u| system.token(u, 600));
+    let entered = now_ms();
+    for token in [&first, &second, &third] {
+        enter(&system, token, "drop-alarm").await;
+    }
+    // The second's pass starts now and ends a TTL later; the alarm stays at the first's.
+    leave(&system, &first, "drop-alarm").await;
+    let second_pass_ends = now_ms() + TTL_MS;
+    tokio::time::sleep(Duration::from_millis(
+        u64::try_from(second_pass_ends - now_ms() + 1_000).unwrap(),
+    ))
+    .await;
+    let asked = now_ms();
+    let third_status: Value = status(&system, &third, "drop-alarm")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(third_status["admitted"], true, "{third_status}");
+    let pass_ends = third_status["passExpiresAt"].as_i64().unwrap();
+    println!(
+        "entered at 0, asked at {} ms: the third's pass ends at {} ms",
+        asked - entered,
+        pass_ends - entered
+    );
+    assert!(
+        pass_ends < asked + TTL_MS - 500,
+        "the third's pass began when it asked ({} ms after), not when the second's ended",
+        pass_ends - TTL_MS - entered
     );
 }

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
 use super::protocol::{PassClaim, Placement, RoomRequest};
+use crate::alarm;
 use crate::clock::now_ms;
 use crate::config::EdgeConfig;
 use crate::durable_call::{read_call, reply};
@@ -154,6 +155,10 @@ impl DurableObject for WaitingRoom {
             line.expire(now)
         };
         self.persist(&changes, now).await?;
+        // A fired alarm is spent: it is set again for the next pass even when nothing
+        // expired (the pass it was set for left early), or the chain would stop until
+        // someone polls.
+        self.keep_alarm().await?;
         Response::empty()
     }
 }
@@ -298,18 +303,19 @@ impl WaitingRoom {
         if changes.is_empty() {
             return Ok(());
         }
+        self.keep_alarm().await
+    }
+
+    /// Keeps the alarm at the earliest pass expiry, if any pass is live.
+    async fn keep_alarm(&self) -> Result<()> {
         let next = self
             .line
             .borrow()
             .as_ref()
             .and_then(EventQueue::next_pass_expiry);
-        if let Some(at) = next {
-            let storage = self.state.storage();
-            match storage.get_alarm().await? {
-                Some(current) if current <= at => {}
-                _ => storage.set_alarm(at).await?,
-            }
+        match next {
+            Some(at) => alarm::no_later_than(&self.state.storage(), at).await,
+            None => Ok(()),
         }
-        Ok(())
     }
 }

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
 use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
+use crate::alarm;
 use crate::clock::now_ms;
 use crate::durable_call::{read_call, reply};
 use crate::rate_windows::{RateWindows, WindowAnswer};
@@ -177,7 +178,7 @@ impl DurableObject for UserSession {
             )?
             .one()?;
         if let Some(at) = next.at {
-            self.state.storage().set_alarm(at).await?;
+            alarm::no_later_than(&self.state.storage(), at).await?;
         }
         Response::empty()
     }
@@ -282,10 +283,6 @@ impl UserSession {
 
     /// Makes sure the cleanup alarm fires no later than `expires_at_ms`.
     async fn clean_up_by(&self, expires_at_ms: i64) -> Result<()> {
-        let storage = self.state.storage();
-        match storage.get_alarm().await? {
-            Some(at) if at <= expires_at_ms => Ok(()),
-            _ => storage.set_alarm(expires_at_ms).await,
-        }
+        alarm::no_later_than(&self.state.storage(), expires_at_ms).await
     }
 }
