@@ -32,7 +32,7 @@ pub async fn authenticate(
 ) -> Result<Caller, ApiError> {
     let release = memory::owed(&claims.sub, now_ms);
     let answer = UserSessionClient::new(env, &claims.sub)
-        .authorize(&claims.jti, claims.sid.as_deref(), window, release)
+        .authorize(&claims, window, release)
         .await;
     match answer {
         Ok(Authorized {

@@ -283,3 +283,101 @@ async fn a_login_refreshes_its_share_of_the_window_and_no_more() {
     let other = pair(login(&system, "alice", PASSWORD).await).await;
     pair(refresh(&system, &other.refresh).await).await;
 }
+
+/// A password change ends every session begun with the old one, through the edge's
+/// signed route: refresh tokens at once, access tokens at their next request. The new
+/// password signs in as ever. Without `EDGE_URL` the change is still made, and the
+/// command fails saying the sessions live on.
+#[tokio::test]
+async fn a_password_change_ends_every_session_at_the_edge() {
+    let mut system = System::start().await;
+    system.add_user("alice", PASSWORD);
+    let first = pair(login(&system, "alice", PASSWORD).await).await;
+    let second = pair(login(&system, "alice", PASSWORD).await).await;
+
+    let untold = system
+        .replace_password("alice", "a new password")
+        .unwrap_err();
+    assert!(untold.contains("EDGE_URL"), "{untold}");
+    assert_eq!(me(&system, &first.access).await.status(), StatusCode::OK);
+
+    let edge = system.edge.clone();
+    system.set_origin_env("EDGE_URL", &edge);
+    let told = system
+        .replace_password("alice", "a newer password")
+        .unwrap();
+    assert!(told.contains("ended every session"), "{told}");
+    for session in [&first, &second] {
+        assert_eq!(
+            code(me(&system, &session.access).await).await,
+            refused("TOKEN_REVOKED")
+        );
+        assert_eq!(
+            code(refresh(&system, &session.refresh).await).await,
+            refused("REFRESH_INVALID")
+        );
+    }
+    assert_eq!(
+        code(login(&system, "alice", PASSWORD).await).await,
+        refused("INVALID_CREDENTIALS")
+    );
+    let after = pair(login(&system, "alice", "a newer password").await).await;
+    assert_eq!(me(&system, &after.access).await.status(), StatusCode::OK);
+    pair(refresh(&system, &after.refresh).await).await;
+}
+
+/// `origin user revoke-sessions NAME` ends them without a password change; a forged
+/// call to the edge's route is refused, and `POST /auth/logout-all` ends the caller's own.
+#[tokio::test]
+async fn sessions_end_by_command_and_by_logout_all_and_never_by_a_forged_call() {
+    let mut system = System::start().await;
+    let alice = system.add_user("alice", PASSWORD);
+    let edge = system.edge.clone();
+    system.set_origin_env("EDGE_URL", &edge);
+
+    let forged = system
+        .http
+        .post(format!("{}/internal/sessions/end", system.edge))
+        .header("x-edge-user", &alice)
+        .header("x-edge-timestamp", harness::signed::now_ms().to_string())
+        .header("x-edge-nonce", "0".repeat(32))
+        .header("x-edge-signature", "0".repeat(64))
+        .body(r#"{"before":1}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(code(forged).await, refused("SIGNATURE_INVALID"));
+
+    let session = pair(login(&system, "alice", PASSWORD).await).await;
+    assert_eq!(me(&system, &session.access).await.status(), StatusCode::OK);
+    let told = system.origin_cli(&["user", "revoke-sessions", "Alice"]);
+    assert!(told.contains("ended every session of user alice"), "{told}");
+    assert_eq!(
+        code(me(&system, &session.access).await).await,
+        refused("TOKEN_REVOKED")
+    );
+
+    let (one, other) = (
+        pair(login(&system, "alice", PASSWORD).await).await,
+        pair(login(&system, "alice", PASSWORD).await).await,
+    );
+    let ended = system
+        .http
+        .post(format!("{}/auth/logout-all", system.edge))
+        .bearer_auth(&one.access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+    for gone in [&one, &other] {
+        assert_eq!(
+            code(me(&system, &gone.access).await).await,
+            refused("TOKEN_REVOKED")
+        );
+        assert_eq!(
+            code(refresh(&system, &gone.refresh).await).await,
+            refused("REFRESH_INVALID")
+        );
+    }
+    pair(login(&system, "alice", PASSWORD).await).await;
+}

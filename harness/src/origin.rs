@@ -9,27 +9,34 @@ use anyhow::{bail, Context as _};
 /// input — with `origin`, the binary set up with the running origin's database and keys;
 /// returns the new user's id.
 pub fn add_user(mut origin: Command, name: &str, password: &str) -> anyhow::Result<String> {
-    let mut child = origin
-        .args(["user", "add", name])
+    origin.args(["user", "add", name]);
+    let stdout = with_password(origin, password)?;
+    // "added user NAME with id ID"
+    stdout
+        .split_whitespace()
+        .last()
+        .map(str::to_owned)
+        .context("origin user add printed no id")
+}
+
+/// Runs `command` (an `origin user …` that reads a password) with `password` on its
+/// standard input: its standard output, or an error with its standard error.
+pub fn with_password(mut command: Command, password: &str) -> anyhow::Result<String> {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .context("starting origin user add")?;
-    let mut stdin = child.stdin.take().context("origin user add has no stdin")?;
+        .with_context(|| format!("starting {command:?}"))?;
+    let mut stdin = child.stdin.take().context("the command has no stdin")?;
     stdin.write_all(format!("{password}\n").as_bytes())?;
     drop(stdin);
     let output = child.wait_with_output()?;
     if !output.status.success() {
         bail!(
-            "origin user add {name} failed: {}",
+            "{command:?} failed: {}",
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }
-    // "added user NAME with id ID"
-    String::from_utf8_lossy(&output.stdout)
-        .split_whitespace()
-        .last()
-        .map(str::to_owned)
-        .context("origin user add printed no id")
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }

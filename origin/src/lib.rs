@@ -8,6 +8,7 @@
 //!   signed callbacks), [`routes::admin`] and [`routes::reconciliations`] (operator
 //!   routes behind `OPERATOR_TOKEN`); [`state`] — what every handler is given.
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
+//! - [`edge_sessions`] — telling the edge to end a user's sessions (a signed call).
 //! - [`idempotency`] — Idempotency-Key claims, replays and their retention.
 //! - [`policy`] — the pure rules, no I/O: the gateway's answers, the breaker, the
 //!   limiters, the recovery decision, settlement parsing and matching.
@@ -19,7 +20,7 @@
 //!   parser and the reconciler into the exception queue.
 //! - [`crypto`] — envelope encryption of sensitive columns (AES-256-GCM data keys wrapped
 //!   by versioned KEKs); [`rotation`] — `origin keys rewrap`, onto the current KEK.
-//! - [`users`] — argon2id passwords, `origin user add`.
+//! - [`users`] — argon2id passwords, `origin user add` and `revoke-sessions`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
 //! - [`metrics`] — Prometheus text, on its own listener.
@@ -32,6 +33,7 @@
 pub mod clock;
 pub mod config;
 pub mod crypto;
+pub mod edge_sessions;
 pub mod edge_signature;
 pub mod error;
 pub mod gateway;

@@ -1,5 +1,6 @@
 //! The `origin` command.
 
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use origin::config::{database_url, OriginConfig};
 use origin::crypto::FieldCipher;
@@ -74,10 +75,14 @@ enum UserCommand {
     /// Add a user; the password is read from the first line of standard input.
     Add {
         name: String,
-        /// When the user exists, set this password instead of failing.
+        /// When the user exists, set this password instead of failing — and end every
+        /// session of the user at the edge (`EDGE_URL`).
         #[arg(long)]
         replace_password: bool,
     },
+    /// End every session of a user at the edge (`EDGE_URL`): refresh tokens at once,
+    /// access tokens at their next request. Safe to run again.
+    RevokeSessions { name: String },
 }
 
 #[tokio::main]
@@ -122,6 +127,9 @@ async fn main() -> anyhow::Result<()> {
                     replace_password,
                 },
         } => add_user(&name, replace_password).await,
+        Command::User {
+            command: UserCommand::RevokeSessions { name },
+        } => revoke_sessions(&name).await,
     }
 }
 
@@ -254,8 +262,34 @@ async fn add_user(name: &str, replace_password: bool) -> anyhow::Result<()> {
     let password = password.strip_suffix('\r').unwrap_or(password);
     match origin::users::add_user(store.as_ref(), name, password, replace_password).await? {
         UserAdded::Created { id } => println!("added user {name} with id {id}"),
-        UserAdded::PasswordReplaced => println!("set a new password for user {name}"),
+        UserAdded::PasswordReplaced => {
+            println!("set a new password for user {name}");
+            end_sessions(store.as_ref(), name).await.with_context(|| {
+                format!(
+                    "the password is changed, but the sessions begun with the old one live \
+                     on: run `origin user revoke-sessions {name}` once the edge can be reached"
+                )
+            })?;
+        }
     }
+    Ok(())
+}
+
+async fn revoke_sessions(name: &str) -> anyhow::Result<()> {
+    let store = open_store().await?;
+    end_sessions(store.as_ref(), name).await
+}
+
+/// Ends, at the edge, every session `name` began until now.
+async fn end_sessions(store: &dyn origin::store::Store, name: &str) -> anyhow::Result<()> {
+    let username = rules::credentials::normalize_username(name)?;
+    let user = store
+        .user_by_name(&username)
+        .await?
+        .with_context(|| format!("no user `{username}`"))?;
+    let edge = origin::edge_sessions::Edge::from_env(|name| std::env::var(name).ok())?;
+    edge.end_sessions(&user.id, origin::clock::now_ms()).await?;
+    println!("ended every session of user {username} at the edge");
     Ok(())
 }
 

@@ -217,6 +217,20 @@ pub async fn logout(
     }
 }
 
+/// `POST /auth/logout-all` (Bearer): every session of the caller ends — every refresh
+/// family revoked, every access token issued until now refused — this one's included.
+pub async fn logout_all(
+    env: &Env,
+    caller: &AccessClaims,
+    now_ms: i64,
+) -> Result<Response, ApiError> {
+    UserSessionClient::new(env, &caller.sub)
+        .end_all(now_ms)
+        .await
+        .map_err(session_unavailable)?;
+    Ok(Response::empty()?.with_status(204))
+}
+
 /// `GET /auth/me`: who the token says the caller is.
 pub fn me(caller: &AccessClaims) -> Result<Response, ApiError> {
     let body = serde_json::json!({ "sub": caller.sub, "jti": caller.jti, "exp": caller.exp });
@@ -268,7 +282,7 @@ fn refresh_invalid() -> ApiError {
     )
 }
 
-fn session_unavailable(err: ObjectUnavailable) -> ApiError {
+pub(super) fn session_unavailable(err: ObjectUnavailable) -> ApiError {
     worker::console_error!("{err}");
     ApiError::new(
         503,

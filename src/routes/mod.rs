@@ -5,8 +5,10 @@
 //! - [`auth`] — login, refresh-token rotation, logout, who-am-I.
 //! - [`queue`] — enter, status, leave, and the waiting-room page.
 //! - [`payments`] — confirm (with the queue-pass gate) and read-back, forwarded.
+//! - [`internal`] — what the origin asks of the edge, signed: ending a user's sessions.
 
 pub mod auth;
+pub mod internal;
 pub mod payments;
 pub mod queue;
 
@@ -31,6 +33,7 @@ pub async fn dispatch(req: Request, env: &Env, ctx: &Context) -> worker::Result<
 /// Routes that need a verified caller.
 enum Authenticated<'p> {
     Me,
+    LogoutAll,
     Confirm,
     Payment(&'p str),
     QueueEnter(&'p str),
@@ -58,6 +61,10 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
             return auth::refresh(req, env, &config, now_ms).await
         }
         (Method::Post, ["auth", "logout"]) => return auth::logout(req, env, &config, now_ms).await,
+        (Method::Post, ["auth", "logout-all"]) => Authenticated::LogoutAll,
+        (Method::Post, ["internal", "sessions", "end"]) => {
+            return internal::end_sessions(req, env, &config, now_ms).await
+        }
         (Method::Get, ["auth", "me"]) => Authenticated::Me,
         (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm,
         (Method::Get, ["payments", order_id]) => Authenticated::Payment(order_id),
@@ -69,7 +76,8 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         (
             _,
             ["healthz"]
-            | ["auth", "login" | "refresh" | "logout" | "me"]
+            | ["auth", "login" | "refresh" | "logout" | "logout-all" | "me"]
+            | ["internal", "sessions", "end"]
             | ["payments", _]
             | ["queue", _]
             | ["queue", _, "enter" | "status" | "leave"],
@@ -93,6 +101,7 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
     };
     let response = match authenticated {
         Authenticated::Me => auth::me(&caller.claims),
+        Authenticated::LogoutAll => auth::logout_all(env, &caller.claims, now_ms).await,
         Authenticated::Confirm => {
             payments::confirm(req, env, ctx, &config, &caller.claims, now_ms).await
         }

@@ -1,5 +1,7 @@
 //! The Worker's side of the session object: exactly one call per request.
 
+use rules::token::AccessClaims;
+
 use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
 use crate::durable_call::{call_object, tell_object, ObjectUnavailable};
 use crate::memory::Release;
@@ -21,14 +23,14 @@ impl<'a> UserSessionClient<'a> {
 
     pub async fn authorize(
         &self,
-        jti: &str,
-        family: Option<&str>,
+        claims: &AccessClaims,
         limit: Option<WindowCheck>,
         release: Vec<Release>,
     ) -> Result<Authorized, ObjectUnavailable> {
         let request = SessionRequest::Authorize {
-            jti: jti.to_owned(),
-            family: family.map(str::to_owned),
+            jti: claims.jti.clone(),
+            family: claims.sid.clone(),
+            issued_at: claims.iat,
             limit,
             release,
         };
@@ -63,6 +65,16 @@ impl<'a> UserSessionClient<'a> {
             limit,
         };
         call_object(self.env, BINDING, self.user_id, &request).await
+    }
+
+    pub async fn end_all(&self, before_ms: i64) -> Result<(), ObjectUnavailable> {
+        tell_object(
+            self.env,
+            BINDING,
+            self.user_id,
+            &SessionRequest::EndAll { before_ms },
+        )
+        .await
     }
 
     pub async fn logout(

@@ -37,6 +37,10 @@ CREATE TABLE IF NOT EXISTS refresh_tokens (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS refresh_tokens_by_family ON refresh_tokens (family);
+CREATE TABLE IF NOT EXISTS ended (
+    id     INTEGER PRIMARY KEY CHECK (id = 0),
+    before INTEGER NOT NULL
+);
 ";
 
 #[durable_object]
@@ -54,6 +58,13 @@ pub struct UserSession {
 struct Revoked {
     jtis: HashSet<String>,
     families: HashSet<String>,
+    /// Every session begun before this (epoch ms) has ended; 0: none has been ended so.
+    ended_before: i64,
+}
+
+#[derive(Deserialize)]
+struct Ended {
+    before: i64,
 }
 
 #[derive(Deserialize)]
@@ -96,13 +107,14 @@ impl DurableObject for UserSession {
             SessionRequest::Authorize {
                 jti,
                 family,
+                issued_at,
                 limit,
                 release,
             } => {
                 for owed in release {
                     self.windows.release(&owed.key, owed.at_ms)?;
                 }
-                let Revocation { revoked } = self.revocation(&jti, family.as_deref())?;
+                let Revocation { revoked } = self.revocation(&jti, family.as_deref(), issued_at)?;
                 let limit = match limit {
                     Some(check) if !revoked => Some(self.windows.check(&check, now)?),
                     _ => None,
@@ -144,7 +156,7 @@ impl DurableObject for UserSession {
                 expires_at_ms,
                 family,
             } => {
-                let before = self.revocation(&jti, family.as_deref())?;
+                let before = self.revocation(&jti, family.as_deref(), None)?;
                 self.sql.exec(
                     "INSERT OR IGNORE INTO denylist (jti, expires_at) VALUES (?, ?)",
                     vec![jti.as_str().into(), expires_at_ms.into()],
@@ -155,6 +167,18 @@ impl DurableObject for UserSession {
                 }
                 self.clean_up_by(expires_at_ms).await?;
                 reply(&before)
+            }
+            SessionRequest::EndAll { before_ms } => {
+                self.sql
+                    .exec("UPDATE families SET revoked = 1 WHERE revoked = 0", None)?;
+                self.sql.exec(
+                    "INSERT INTO ended (id, before) VALUES (0, ?) \
+                     ON CONFLICT (id) DO UPDATE SET before = max(before, excluded.before)",
+                    vec![before_ms.into()],
+                )?;
+                // Read again on the next check, with every family revoked.
+                self.revoked.replace(None);
+                Response::empty()
             }
         }
     }
@@ -185,11 +209,23 @@ impl DurableObject for UserSession {
 }
 
 impl UserSession {
-    /// An access token is revoked when it is denylisted or its session's family is:
-    /// so a detected refresh-token reuse ends the thief's access tokens at once too.
-    fn revocation(&self, jti: &str, family: Option<&str>) -> Result<Revocation> {
+    /// An access token is revoked when it is denylisted or its session's family is — so
+    /// a detected refresh-token reuse ends the thief's access tokens at once too — or
+    /// when it was surely issued before every session was ended (`issued_at`, in whole
+    /// seconds, is before the second the sessions ended in; a token that does not say
+    /// counts as issued before).
+    fn revocation(
+        &self,
+        jti: &str,
+        family: Option<&str>,
+        issued_at: Option<i64>,
+    ) -> Result<Revocation> {
         let revoked = self.with_revoked(|revoked| {
-            revoked.jtis.contains(jti) || family.is_some_and(|f| revoked.families.contains(f))
+            let before_the_end = revoked.ended_before > 0
+                && issued_at.is_none_or(|iat| (iat + 1) * 1000 <= revoked.ended_before);
+            revoked.jtis.contains(jti)
+                || family.is_some_and(|f| revoked.families.contains(f))
+                || before_the_end
         })?;
         Ok(Revocation { revoked })
     }
@@ -209,9 +245,14 @@ impl UserSession {
             let rows: Vec<Key> = self.sql.exec(query, None)?.to_array()?;
             Ok(rows.into_iter().map(|row| row.key).collect())
         };
+        let ended: Vec<Ended> = self
+            .sql
+            .exec("SELECT before FROM ended WHERE id = 0", None)?
+            .to_array()?;
         Ok(Revoked {
             jtis: keys("SELECT jti AS key FROM denylist")?,
             families: keys("SELECT family AS key FROM families WHERE revoked = 1")?,
+            ended_before: ended.first().map_or(0, |ended| ended.before),
         })
     }
 

@@ -18,6 +18,8 @@ pub enum SessionRequest {
     Authorize {
         jti: String,
         family: Option<String>,
+        /// The token's `iat`, epoch seconds.
+        issued_at: Option<i64>,
         limit: Option<WindowCheck>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         release: Vec<Release>,
@@ -42,6 +44,11 @@ pub enum SessionRequest {
         expires_at_ms: i64,
         family: Option<String>,
     },
+    /// End every session of the user begun before `before_ms`: every refresh family is
+    /// revoked, and so is every access token issued before then. A password change, an
+    /// operator's `origin user revoke-sessions`, or `POST /auth/logout-all`. Sent again,
+    /// it changes nothing more.
+    EndAll { before_ms: i64 },
 }
 
 /// The answer to [`SessionRequest::Authorize`]. A revoked token is not counted

@@ -347,6 +347,14 @@ impl System {
             .unwrap_or_else(|err| panic!("{err:#}"))
     }
 
+    /// Sets a user's new password with `origin user add NAME --replace-password`, which
+    /// also ends the user's sessions at the edge (`EDGE_URL`, see
+    /// [`System::set_origin_env`]); its standard output.
+    pub fn replace_password(&self, name: &str, password: &str) -> Result<String, String> {
+        let command = self.origin_command(&["user", "add", name, "--replace-password"]);
+        harness::origin::with_password(command, password).map_err(|err| format!("{err:#}"))
+    }
+
     /// What kills service `name` with SIGKILL later, while the system is in use (the
     /// harness reaps it afterwards).
     pub fn killer(&self, name: &str) -> Killer {

@@ -24,6 +24,8 @@ pub struct AccessClaims {
     pub exp: i64,
     /// The session (refresh-token family) the token was issued in, when it names one.
     pub sid: Option<String>,
+    /// When it was issued (`iat`), epoch seconds, when it says.
+    pub iat: Option<i64>,
 }
 
 /// Applies the claims policy of `policy` at `now_secs` to a verified payload.
@@ -45,7 +47,7 @@ pub(crate) fn check(
         .map(|sid| required_text(Some(sid), "sid"))
         .transpose()?;
     let nbf = time(claims.nbf, "nbf")?;
-    time(claims.iat, "iat")?;
+    let iat = time(claims.iat, "iat")?;
 
     let (now, leeway) = (i128::from(now_secs), i128::from(policy.leeway_secs));
     if i128::from(exp) <= now - leeway {
@@ -76,6 +78,7 @@ pub(crate) fn check(
         jti: jti.into_owned(),
         exp,
         sid: sid.map(Cow::into_owned),
+        iat,
     })
 }
 

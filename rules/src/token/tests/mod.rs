@@ -94,6 +94,7 @@ fn accepted(exp: i64) -> Result<AccessClaims, TokenRejection> {
         jti: "j-1".into(),
         exp,
         sid: None,
+        iat: None,
     })
 }
 

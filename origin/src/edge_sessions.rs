@@ -1,0 +1,80 @@
+//! Ending a user's sessions at the edge: `POST {EDGE_URL}/internal/sessions/end`, signed
+//! with `EDGE_SIGNING_SECRET` as the edge signs its calls here (`rules::signing`). The
+//! edge's user session object then revokes every refresh family at once and refuses
+//! every access token issued before the moment sent — at its next request. Sent again, it
+//! ends nothing more, so a failed call is simply repeated (`origin user revoke-sessions`).
+//!
+//! It is a call from the origin to the edge's public address, so it works wherever the
+//! edge runs, Cloudflare included.
+
+use anyhow::{bail, Context as _};
+use rules::signing::{
+    SignedRequest, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, USER_HEADER,
+};
+
+/// The edge's route, as signed.
+const PATH: &str = "/internal/sessions/end";
+
+/// Where the edge is and the key it shares with the origin: `EDGE_URL`,
+/// `EDGE_SIGNING_SECRET`.
+pub struct Edge {
+    pub url: String,
+    pub secret: Vec<u8>,
+}
+
+impl Edge {
+    /// From the environment; an error naming what is missing.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> anyhow::Result<Edge> {
+        let url = lookup("EDGE_URL").filter(|url| !url.is_empty()).context(
+            "EDGE_URL is not set: the edge cannot be told to end the user's sessions \
+             (set it to the edge's base URL, e.g. https://edge.example.com)",
+        )?;
+        if !(url.starts_with("https://") || url.starts_with("http://")) {
+            bail!("EDGE_URL must be an http:// or https:// URL");
+        }
+        let secret = lookup("EDGE_SIGNING_SECRET").context("EDGE_SIGNING_SECRET is not set")?;
+        Ok(Edge {
+            url: url.trim_end_matches('/').to_owned(),
+            secret: secret.into_bytes(),
+        })
+    }
+
+    /// Ends every session `user_id` began before `before_ms`.
+    pub async fn end_sessions(&self, user_id: &str, before_ms: i64) -> anyhow::Result<()> {
+        let body = serde_json::json!({ "before": before_ms }).to_string();
+        let timestamp_ms = crate::clock::now_ms();
+        let nonce = {
+            let mut bytes = [0u8; 16];
+            getrandom::fill(&mut bytes).map_err(|err| anyhow::anyhow!("no randomness: {err}"))?;
+            hex::encode(bytes)
+        };
+        let signature = SignedRequest {
+            method: "POST",
+            path_and_query: PATH,
+            timestamp_ms,
+            nonce: &nonce,
+            user_id,
+            idempotency_key: "",
+            body: body.as_bytes(),
+        }
+        .sign(&self.secret)?;
+        let response = reqwest::Client::new()
+            .post(format!("{}{PATH}", self.url))
+            .header(USER_HEADER, user_id)
+            .header(TIMESTAMP_HEADER, timestamp_ms.to_string())
+            .header(NONCE_HEADER, nonce)
+            .header(SIGNATURE_HEADER, signature)
+            .header("content-type", "application/json")
+            .body(body)
+            .timeout(std::time::Duration::from_secs(10))
+            .send()
+            .await
+            .with_context(|| format!("calling the edge at {}", self.url))?;
+        let status = response.status();
+        if status.as_u16() != 204 {
+            let answer = response.text().await.unwrap_or_default();
+            bail!("the edge answered {status}: {answer}");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,88 @@
+//! `/internal/*`: what the origin asks of the edge, signed as the edge signs its own
+//! calls to the origin (`rules::signing`, the same shared key; the signed path names
+//! the route, so no call of one direction verifies as a call of the other).
+//!
+//! - `POST /internal/sessions/end` `{before}`: every session the user (`x-edge-user`)
+//!   began before `before` (epoch ms) ends — what a password change or `origin user
+//!   revoke-sessions` asks. The body fixes the moment, so a replay within the
+//!   signature's freshness ends nothing begun since.
+
+use rules::signing::{
+    SignedRequest, MAX_SKEW_MS, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, USER_HEADER,
+};
+use serde::Deserialize;
+use worker::{Env, Request, Response};
+
+use crate::body::read_body;
+use crate::config::EdgeConfig;
+use crate::error::ApiError;
+use crate::session::client::UserSessionClient;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EndSessions {
+    before: i64,
+}
+
+/// `POST /internal/sessions/end` (signed by the origin): 204 once the user's session
+/// object has ended them; 401 `SIGNATURE_INVALID`; 503 `SESSION_UNAVAILABLE`.
+pub async fn end_sessions(
+    mut req: Request,
+    env: &Env,
+    config: &EdgeConfig,
+    now_ms: i64,
+) -> Result<Response, ApiError> {
+    let body = read_body(&mut req).await?;
+    let user_id = verified_user(&req, &body, config, now_ms)?;
+    let EndSessions { before } = serde_json::from_slice(&body).map_err(|_| {
+        ApiError::bad_request("INVALID_REQUEST", "the body must be {\"before\": epoch ms}")
+    })?;
+    if before <= 0 || before > now_ms + MAX_SKEW_MS {
+        return Err(ApiError::bad_request(
+            "INVALID_REQUEST",
+            "`before` must be a past moment, in epoch ms",
+        ));
+    }
+    UserSessionClient::new(env, &user_id)
+        .end_all(before)
+        .await
+        .map_err(super::auth::session_unavailable)?;
+    worker::console_log!("every session of {user_id} begun before {before} ended");
+    Ok(Response::empty()?.with_status(204))
+}
+
+/// The user a request signed by the origin names, once its signature holds.
+fn verified_user(
+    req: &Request,
+    body: &[u8],
+    config: &EdgeConfig,
+    now_ms: i64,
+) -> Result<String, ApiError> {
+    let invalid = || ApiError::new(401, "SIGNATURE_INVALID", "not signed by the origin");
+    let header = |name: &str| req.headers().get(name).ok().flatten();
+    let (Some(user_id), Some(timestamp), Some(nonce), Some(signature)) = (
+        header(USER_HEADER),
+        header(TIMESTAMP_HEADER),
+        header(NONCE_HEADER),
+        header(SIGNATURE_HEADER),
+    ) else {
+        return Err(invalid());
+    };
+    let timestamp_ms = timestamp.parse::<i64>().map_err(|_| invalid())?;
+    let path = req.path();
+    SignedRequest {
+        method: "POST",
+        path_and_query: &path,
+        timestamp_ms,
+        nonce: &nonce,
+        user_id: &user_id,
+        idempotency_key: "",
+        body,
+    }
+    .verify(&config.origin_secret, &signature, now_ms)
+    .map_err(|_| invalid())?;
+    if user_id.is_empty() {
+        return Err(invalid());
+    }
+    Ok(user_id)
+}
