@@ -147,6 +147,20 @@ impl RateWindows {
         Ok(())
     }
 
+    /// Forgets every admission at or before `cutoff_ms` — once no window can still hold
+    /// it — and the windows left with none, so keys that stopped being used (a login's
+    /// refresh window, long after its last refresh) leave storage and memory.
+    pub fn forget_before(&self, cutoff_ms: i64) -> Result<()> {
+        self.sql.exec(
+            "DELETE FROM rate_admissions WHERE at <= ?",
+            vec![cutoff_ms.into()],
+        )?;
+        self.windows
+            .borrow_mut()
+            .retain(|_, kept| kept.window.latest().is_some_and(|at| at > cutoff_ms));
+        Ok(())
+    }
+
     fn stored(&self, key: &str) -> Result<Vec<i64>> {
         let rows: Vec<Admission> = self
             .sql

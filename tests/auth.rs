@@ -381,3 +381,58 @@ async fn sessions_end_by_command_and_by_logout_all_and_never_by_a_forged_call() 
     }
     pair(login(&system, "alice", PASSWORD).await).await;
 }
+
+/// What one user's session object holds is bounded: 32 live logins (a 33rd ends the
+/// least recently refreshed), and 16 retired tokens a login — one presented again
+/// revokes the login; an older one is refused as unknown.
+#[tokio::test]
+async fn a_users_session_object_holds_a_bounded_number_of_logins_and_tokens() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![
+            ("LOGIN_RATE_LIMIT_USER", "100/1m".into()),
+            ("LOGIN_RATE_LIMIT_CLIENT", "100/1m".into()),
+            ("REFRESH_RATE_LIMIT_FAMILY", "100/1m".into()),
+        ],
+        ..EdgeSetup::default()
+    })
+    .await;
+    system.add_user("alice", PASSWORD);
+    let mut logins = Vec::new();
+    for _ in 0..34 {
+        logins.push(pair(login(&system, "alice", PASSWORD).await).await);
+    }
+    for ended in &logins[..2] {
+        assert_eq!(
+            code(me(&system, &ended.access).await).await,
+            refused("TOKEN_REVOKED")
+        );
+        assert_eq!(
+            code(refresh(&system, &ended.refresh).await).await,
+            refused("REFRESH_INVALID")
+        );
+    }
+    for live in [&logins[2], &logins[33]] {
+        assert_eq!(me(&system, &live.access).await.status(), StatusCode::OK);
+    }
+
+    let mut chain = vec![logins[33].refresh.clone()];
+    for _ in 0..18 {
+        let next = pair(refresh(&system, chain.last().unwrap()).await).await;
+        chain.push(next.refresh);
+    }
+    assert_eq!(
+        code(refresh(&system, &chain[0]).await).await,
+        refused("REFRESH_INVALID"),
+        "the oldest retired tokens are forgotten"
+    );
+    assert_eq!(
+        code(refresh(&system, &chain[17]).await).await,
+        refused("REFRESH_REUSED"),
+        "the 16 newest retired tokens still catch a reuse"
+    );
+    assert_eq!(
+        code(refresh(&system, &chain[18]).await).await,
+        refused("REFRESH_INVALID"),
+        "and the reuse revoked the login"
+    );
+}

@@ -93,6 +93,9 @@ fn parse_route(entry: &str, user: Rate, global: Rate) -> Result<RouteLimit, Stri
     Ok(route)
 }
 
+/// The longest window a rate may have: a day.
+pub const MAX_WINDOW_MS: i64 = 86_400_000;
+
 /// Parses `COUNT/WINDOW`, the window in `ms`, `s` or `m`: `5/1s`, `100/500ms`, `10/1m`.
 pub fn parse_rate(text: &str) -> Result<Rate, String> {
     let problem = || format!("`{text}` is not COUNT/WINDOW such as 5/1s, 100/500ms or 10/1m");
@@ -110,7 +113,7 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
     let number: i64 = number.parse().map_err(|_| problem())?;
     let window_ms = number
         .checked_mul(unit_ms)
-        .filter(|ms| (1..=86_400_000).contains(ms));
+        .filter(|ms| (1..=MAX_WINDOW_MS).contains(ms));
     Ok(Rate {
         limit,
         window_ms: window_ms.ok_or_else(problem)?,

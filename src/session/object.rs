@@ -3,13 +3,18 @@
 //! read on the first check after a start or a cleanup and written through, so the check
 //! on every request reads nothing.
 //!
-//! Storage stays bounded: every row carries the time after which it means nothing
-//! (a denylisted token's own expiry, a refresh token's expiry), and an alarm set at
-//! the earliest such time deletes what has expired and sets itself again.
+//! Storage stays bounded, whatever one user does (the bounds, `docs/design/sessions.md`):
+//! every row carries the time after which it means nothing — a denylisted token's own
+//! expiry, a refresh token's, a revoked family's last access token's — and an alarm set
+//! at the earliest such time deletes what has expired and sets itself again. At most
+//! [`MAX_FAMILIES`] logins are live at once (a new one beyond ends the least recently
+//! refreshed), each keeps its last [`RETIRED_KEPT`] retired tokens for reuse detection,
+//! and a revoked login keeps only its row, for as long as an access token of it can live.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
 
+use rules::rate_limit::MAX_WINDOW_MS;
 use rules::refresh::{decide, RefreshDecision, StoredRefreshToken};
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
@@ -17,6 +22,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlS
 use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
 use crate::alarm;
 use crate::clock::now_ms;
+use crate::config::EdgeConfig;
 use crate::durable_call::{read_call, reply};
 use crate::rate_windows::{RateWindows, WindowAnswer};
 
@@ -43,11 +49,24 @@ CREATE TABLE IF NOT EXISTS ended (
 );
 ";
 
+/// [`UserSession::token_life_ms`] when the configuration cannot be read: the default
+/// access-token lifetime.
+const DEFAULT_TOKEN_LIFE_MS: i64 = 1_800_000;
+
+/// Logins (refresh families) one user may have live at once.
+pub const MAX_FAMILIES: i64 = 32;
+/// Retired tokens a family keeps, newest first, so that one presented again revokes the
+/// family; an older one presented again is just refused, as an unknown token is.
+pub const RETIRED_KEPT: i64 = 16;
+
 #[durable_object]
 pub struct UserSession {
     state: State,
     sql: SqlStorage,
     windows: RateWindows,
+    /// How long an access token issued now can be accepted (its lifetime and the clock
+    /// leeway): how long a revoked family must still be known.
+    token_life_ms: i64,
     /// What is revoked, read from storage on the first check after the object starts and
     /// kept in step with every write after it: a check reads no storage.
     revoked: RefCell<Option<Revoked>>,
@@ -86,16 +105,20 @@ struct Earliest {
 }
 
 impl DurableObject for UserSession {
-    fn new(state: State, _env: Env) -> Self {
+    fn new(state: State, env: Env) -> Self {
         let sql = state.storage().sql();
         if let Err(err) = sql.exec(SCHEMA, None) {
             worker::console_error!("user session schema: {err}");
         }
         let windows = RateWindows::new(state.storage().sql());
+        let token_life_ms = EdgeConfig::of(&env).map_or(DEFAULT_TOKEN_LIFE_MS, |config| {
+            (config.access_ttl_secs + config.policy.leeway_secs) * 1000
+        });
         Self {
             state,
             sql,
             windows,
+            token_life_ms,
             revoked: RefCell::new(None),
         }
     }
@@ -134,6 +157,17 @@ impl DurableObject for UserSession {
                     "INSERT INTO refresh_tokens (hash, family, expires_at) VALUES (?, ?, ?)",
                     vec![token_hash.into(), family.into(), expires_at_ms.into()],
                 )?;
+                let beyond: Vec<Key> = self
+                    .sql
+                    .exec(
+                        "SELECT family AS key FROM families WHERE revoked = 0 \
+                         ORDER BY expires_at DESC LIMIT -1 OFFSET ?",
+                        vec![MAX_FAMILIES.into()],
+                    )?
+                    .to_array()?;
+                for oldest in beyond {
+                    self.revoke_family(&oldest.key, now)?;
+                }
                 self.clean_up_by(expires_at_ms).await?;
                 Response::empty()
             }
@@ -163,14 +197,17 @@ impl DurableObject for UserSession {
                 )?;
                 self.with_revoked(|revoked| revoked.jtis.insert(jti))?;
                 if let Some(family) = family {
-                    self.revoke_family(&family)?;
+                    self.revoke_family(&family, now)?;
                 }
                 self.clean_up_by(expires_at_ms).await?;
                 reply(&before)
             }
             SessionRequest::EndAll { before_ms } => {
-                self.sql
-                    .exec("UPDATE families SET revoked = 1 WHERE revoked = 0", None)?;
+                self.sql.exec("DELETE FROM refresh_tokens", None)?;
+                self.sql.exec(
+                    "UPDATE families SET revoked = 1, expires_at = min(expires_at, ?)",
+                    vec![(now + self.token_life_ms).into()],
+                )?;
                 self.sql.exec(
                     "INSERT INTO ended (id, before) VALUES (0, ?) \
                      ON CONFLICT (id) DO UPDATE SET before = max(before, excluded.before)",
@@ -178,6 +215,7 @@ impl DurableObject for UserSession {
                 )?;
                 // Read again on the next check, with every family revoked.
                 self.revoked.replace(None);
+                self.clean_up_by(now + self.token_life_ms).await?;
                 Response::empty()
             }
         }
@@ -191,6 +229,7 @@ impl DurableObject for UserSession {
                 vec![now.into()],
             )?;
         }
+        self.windows.forget_before(now - MAX_WINDOW_MS)?;
         // Read again on the next check, without what just expired.
         self.revoked.replace(None);
         let next: Earliest = self
@@ -300,23 +339,35 @@ impl UserSession {
                     "UPDATE families SET expires_at = max(expires_at, ?) WHERE family = ?",
                     vec![successor_expires_at_ms.into(), token.family.as_str().into()],
                 )?;
+                self.sql.exec(
+                    "DELETE FROM refresh_tokens WHERE family = ?1 AND retired = 1 AND hash NOT IN \
+                     (SELECT hash FROM refresh_tokens WHERE family = ?1 AND retired = 1 \
+                      ORDER BY expires_at DESC LIMIT ?2)",
+                    vec![token.family.as_str().into(), RETIRED_KEPT.into()],
+                )?;
                 Ok(RotateOutcome::Rotated {
                     family: token.family,
                 })
             }
             (RefreshDecision::RevokeFamily, Some(token)) => {
                 worker::console_warn!("refresh token reused; family revoked");
-                self.revoke_family(&token.family)?;
+                self.revoke_family(&token.family, now_ms)?;
                 Ok(RotateOutcome::Reused)
             }
             _ => Ok(RotateOutcome::Refused),
         }
     }
 
-    fn revoke_family(&self, family: &str) -> Result<()> {
+    /// Revokes `family`: its refresh tokens go at once (unknown now, so refused), and its
+    /// row stays only while an access token of it can still be accepted.
+    fn revoke_family(&self, family: &str, now_ms: i64) -> Result<()> {
         self.sql.exec(
-            "UPDATE families SET revoked = 1 WHERE family = ?",
+            "DELETE FROM refresh_tokens WHERE family = ?",
             vec![family.into()],
+        )?;
+        self.sql.exec(
+            "UPDATE families SET revoked = 1, expires_at = min(expires_at, ?) WHERE family = ?",
+            vec![(now_ms + self.token_life_ms).into(), family.into()],
         )?;
         self.with_revoked(|revoked| revoked.families.insert(family.to_owned()))?;
         Ok(())
