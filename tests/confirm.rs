@@ -355,3 +355,39 @@ async fn an_unbounded_chunked_body_is_refused_at_the_bound_not_at_its_end() {
     assert!(answer.contains("BODY_TOO_LARGE"), "{answer}");
     assert_eq!(system.ledger().await["requestCount"], 0);
 }
+
+/// Two origin instances on one PostgreSQL database share the nonces they have seen: a
+/// signed request replayed to the other instance within its freshness is refused.
+#[tokio::test]
+async fn a_signed_request_replayed_to_another_instance_is_refused() {
+    let system = System::backend_on_postgres(&[]).await;
+    let second = system.second_origin.clone().expect("a second instance");
+    let nonce = format!("{:032x}", now_ms());
+    let request = || SignedRequest {
+        method: "GET",
+        path_and_query: "/payments",
+        timestamp_ms: now_ms(),
+        nonce: &nonce,
+        user_id: "user-1",
+        idempotency_key: "",
+        body: b"",
+    };
+    let first = system
+        .signed_request_to(&system.origin, request())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    for base in [&second, &system.origin] {
+        let replayed = system
+            .signed_request_to(base, request())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            error_code(replayed).await,
+            (StatusCode::UNAUTHORIZED, "SIGNATURE_INVALID".into()),
+            "{base}"
+        );
+    }
+}

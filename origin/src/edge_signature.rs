@@ -3,10 +3,11 @@
 //! signature before any handler runs, and hands the handler the [`EdgeCaller`].
 //!
 //! Replays are refused by nonce: a nonce is remembered for as long as its signature is
-//! fresh, so memory is bounded by the edge's request rate over one skew window. The
-//! memory is this instance's; with several origin instances a replay to another
-//! instance is still refused as stale after the skew, and a replayed confirm is
-//! stopped by its order id.
+//! fresh, so what is kept is bounded by the edge's request rate over one skew window.
+//! On SQLite — one instance — it is kept in memory. On PostgreSQL, where several
+//! instances share the database, it is kept there (`edge_nonces`, insert-or-refuse: one
+//! insert per signed request), so a request replayed to another instance is refused too;
+//! [`purge_stale_nonces`] forgets the stale ones.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +25,7 @@ use rules::signing::{
 
 use crate::clock::now_ms;
 use crate::error::ApiError;
+use crate::store::Store;
 
 /// The authenticated user a signed request acts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,18 +36,61 @@ pub struct EdgeCaller {
 /// Verifies edge signatures and remembers the nonces it has accepted.
 pub struct EdgeVerifier {
     secret: Vec<u8>,
-    seen: Mutex<ReplayGuard>,
+    seen: Seen,
+}
+
+/// Where accepted nonces are kept.
+enum Seen {
+    /// This instance's memory: the only instance.
+    Here(Mutex<ReplayGuard>),
+    /// The database every instance shares.
+    Shared(Arc<dyn Store>),
+}
+
+/// A signature that holds, before its nonce is checked.
+struct Verified {
+    caller: EdgeCaller,
+    nonce: String,
+    timestamp_ms: i64,
 }
 
 impl EdgeVerifier {
+    /// Nonces kept in memory: for an origin that is the only instance.
     pub fn new(secret: Vec<u8>) -> Self {
         Self {
             secret,
-            seen: Mutex::new(ReplayGuard::default()),
+            seen: Seen::Here(Mutex::new(ReplayGuard::default())),
         }
     }
 
-    fn verify(&self, parts: &Parts, body: &[u8], now_ms: i64) -> Result<EdgeCaller, ApiError> {
+    /// Nonces kept in `store`, shared by every instance on its database.
+    pub fn shared(secret: Vec<u8>, store: Arc<dyn Store>) -> Self {
+        Self {
+            secret,
+            seen: Seen::Shared(store),
+        }
+    }
+
+    /// Whether `nonce` is seen for the first time; remembered until its signature is
+    /// stale.
+    async fn first_use(
+        &self,
+        nonce: &str,
+        timestamp_ms: i64,
+        now_ms: i64,
+    ) -> Result<bool, ApiError> {
+        match &self.seen {
+            Seen::Here(guard) => Ok(guard
+                .lock()
+                .map_err(|_| ApiError::internal("replay guard poisoned"))?
+                .first_use(nonce, timestamp_ms, now_ms)),
+            Seen::Shared(store) => Ok(store
+                .first_use_of_nonce(nonce, timestamp_ms + MAX_SKEW_MS)
+                .await?),
+        }
+    }
+
+    fn verify(&self, parts: &Parts, body: &[u8], now_ms: i64) -> Result<Verified, ApiError> {
         // A header given twice is ambiguous: refused, never read one way or the other.
         let header = |name: &str| {
             let mut values = parts.headers.get_all(name).iter();
@@ -84,17 +129,28 @@ impl EdgeVerifier {
         }
         .verify(&self.secret, signature, now_ms)
         .map_err(|rejection| refuse(&rejection.to_string()))?;
-        let first_use = self
-            .seen
-            .lock()
-            .map_err(|_| ApiError::internal("replay guard poisoned"))?
-            .first_use(nonce, timestamp_ms, now_ms);
-        if !first_use {
-            return Err(refuse("nonce replayed"));
-        }
-        Ok(EdgeCaller {
-            user_id: user_id.to_owned(),
+        Ok(Verified {
+            caller: EdgeCaller {
+                user_id: user_id.to_owned(),
+            },
+            nonce: nonce.to_owned(),
+            timestamp_ms,
         })
+    }
+}
+
+/// How often [`purge_stale_nonces`] runs: one skew window.
+const PURGE_EVERY: std::time::Duration = std::time::Duration::from_millis(MAX_SKEW_MS as u64);
+
+/// Forgets the shared nonces whose signatures are stale, every skew window, for as long as
+/// the origin runs; a failed purge is retried at the next.
+pub async fn purge_stale_nonces(store: Arc<dyn Store>) {
+    let mut every = tokio::time::interval(PURGE_EVERY);
+    loop {
+        every.tick().await;
+        if let Err(err) = store.purge_edge_nonces(now_ms()).await {
+            tracing::warn!(error = %err, "could not purge stale edge nonces");
+        }
     }
 }
 
@@ -112,9 +168,17 @@ pub async fn require_edge_signature(
     let body = to_bytes(body, MAX_BODY_BYTES)
         .await
         .map_err(|_| InvalidConfirm::TooLarge)?;
-    let caller = verifier.verify(&parts, &body, now_ms())?;
+    let now = now_ms();
+    let verified = verifier.verify(&parts, &body, now)?;
+    if !verifier
+        .first_use(&verified.nonce, verified.timestamp_ms, now)
+        .await?
+    {
+        tracing::warn!(path = %parts.uri.path(), "edge signature refused: nonce replayed");
+        return Err(ApiError::SignatureInvalid);
+    }
     let mut request = Request::from_parts(parts, Body::from(body));
-    request.extensions_mut().insert(caller);
+    request.extensions_mut().insert(verified.caller);
     Ok(next.run(request).await)
 }
 

@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::config::OriginConfig;
-use crate::edge_signature::EdgeVerifier;
+use crate::edge_signature::{purge_stale_nonces, EdgeVerifier};
 use crate::gateway::GatewayClient;
 use crate::guard::{GatewayGuard, GuardConfig};
 use crate::idempotency;
@@ -68,6 +68,14 @@ pub async fn serve(
         tracing::warn!("GATEWAY_CALLBACK_SECRET is not set: PG callbacks are refused");
     }
     let recovery = Arc::new(recovery(&config, store.clone(), metrics.clone())?);
+    // Several instances share a PostgreSQL database: so do their nonces.
+    let shared = store::Backend::of(&config.database_url) == Some(store::Backend::Postgres);
+    let edge = if shared {
+        EdgeVerifier::shared(config.edge_secret.clone(), store.clone())
+    } else {
+        EdgeVerifier::new(config.edge_secret.clone())
+    };
+    let purge_nonces = shared.then(|| tokio::spawn(purge_stale_nonces(store.clone())));
     let state = AppState {
         store: store.clone(),
         gateway: GatewayClient::new(&config.gateway_url)?,
@@ -76,7 +84,7 @@ pub async fn serve(
             config.guard,
             metrics.clone(),
         )),
-        edge: Arc::new(EdgeVerifier::new(config.edge_secret.clone())),
+        edge: Arc::new(edge),
         metrics: metrics.clone(),
         passwords: Arc::new(Passwords::new()?),
         operator_token: config.operator_token.as_deref().map(Arc::from),
@@ -118,6 +126,9 @@ pub async fn serve(
     let served = tokio::try_join!(api.into_future(), metrics.into_future());
     purge.abort();
     recover.abort();
+    if let Some(purge_nonces) = purge_nonces {
+        purge_nonces.abort();
+    }
     served?;
     tracing::info!("origin stopped");
     Ok(())

@@ -69,6 +69,7 @@ macro_rules! on_both_stores {
 }
 
 on_both_stores!(
+    a_nonce_is_used_once_until_it_is_purged_as_stale,
     a_pending_payment_is_inserted_and_read_back_by_its_owner_only,
     an_order_id_is_paid_at_most_once,
     an_outcome_settles_a_pending_payment_once,
@@ -172,6 +173,29 @@ async fn an_outcome_settles_a_pending_payment_once(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!(late, approved);
+}
+
+async fn a_nonce_is_used_once_until_it_is_purged_as_stale(store: &dyn Store) {
+    assert!(store.first_use_of_nonce("n-1", 1_000).await.unwrap());
+    assert!(
+        !store.first_use_of_nonce("n-1", 1_000).await.unwrap(),
+        "a replay"
+    );
+    assert!(store.first_use_of_nonce("n-2", 5_000).await.unwrap());
+    assert_eq!(
+        store.purge_edge_nonces(1_000).await.unwrap(),
+        0,
+        "not yet stale"
+    );
+    assert_eq!(store.purge_edge_nonces(1_001).await.unwrap(), 1);
+    assert!(
+        store.first_use_of_nonce("n-1", 9_000).await.unwrap(),
+        "forgotten"
+    );
+    assert!(
+        !store.first_use_of_nonce("n-2", 9_000).await.unwrap(),
+        "still kept"
+    );
 }
 
 async fn each_outcome_is_recorded_as_it_is(store: &dyn Store) {

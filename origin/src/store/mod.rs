@@ -6,6 +6,7 @@
 
 mod events;
 mod idempotency;
+mod nonces;
 mod open;
 mod payment_keys;
 mod payments;
@@ -75,6 +76,14 @@ pub trait Store: Send + Sync + 'static {
 
     /// Deletes records created before `before_ms`; returns how many.
     async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError>;
+
+    /// Records an edge nonce until `expires_at_ms`: true the first time any instance on
+    /// this database records it, false for every replay.
+    async fn first_use_of_nonce(&self, nonce: &str, expires_at_ms: i64)
+        -> Result<bool, StoreError>;
+
+    /// Forgets the nonces that expired before `now_ms`; returns how many.
+    async fn purge_edge_nonces(&self, now_ms: i64) -> Result<u64, StoreError>;
 
     /// The payment with this id.
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError>;

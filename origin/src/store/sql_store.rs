@@ -1,7 +1,8 @@
 //! The [`Store`] over either database: [`SqlStore`] on SQLite (`sqlite.rs`, the
 //! default) or PostgreSQL (`postgres.rs`, for several instances sharing one database).
 //! Almost every query is written once, by area (`payments.rs`, `idempotency.rs`,
-//! `recovery.rs`, `events.rs`, `reconciliation.rs`, `payment_keys.rs`, `users.rs`);
+//! `recovery.rs`, `events.rs`, `reconciliation.rs`, `payment_keys.rs`, `users.rs`,
+//! `nonces.rs`);
 //! a backend writes only what differs — its [`Dialect`]: taking an event's last unit,
 //! setting an event's stock, the lock a recovery claim takes — and how it opens.
 
@@ -115,6 +116,18 @@ sql_bounds! {
 
     async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
         self.sql().purge_idempotency_keys(before_ms).await
+    }
+
+    async fn first_use_of_nonce(
+        &self,
+        nonce: &str,
+        expires_at_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.sql().first_use_of_nonce(nonce, expires_at_ms).await
+    }
+
+    async fn purge_edge_nonces(&self, now_ms: i64) -> Result<u64, StoreError> {
+        self.sql().purge_edge_nonces(now_ms).await
     }
 
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
