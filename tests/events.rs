@@ -129,7 +129,7 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
     );
     let missing = system
         .http
-        .get(format!("{}/admin/events/nope", system.origin))
+        .get(format!("{}/admin/events/nope", system.origin_admin))
         .bearer_auth(OPERATOR_TOKEN)
         .send()
         .await
@@ -138,7 +138,7 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
     for query in ["", "?status=SHIPPED", "?status=FAILED&limit=many"] {
         let refused = system
             .http
-            .get(format!("{}/admin/payments{query}", system.origin))
+            .get(format!("{}/admin/payments{query}", system.origin_admin))
             .bearer_auth(OPERATOR_TOKEN)
             .send()
             .await

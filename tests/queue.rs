@@ -268,7 +268,7 @@ async fn a_sold_out_answer_closes_the_queue_to_newcomers_and_keeps_its_line() {
     let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", "drop-6")]).await;
     let created = system
         .http
-        .post(format!("{}/admin/events", system.origin))
+        .post(format!("{}/admin/events", system.origin_admin))
         .bearer_auth(OPERATOR_TOKEN)
         .json(&json!({ "eventId": "drop-6", "stock": 1, "amount": 1000 }))
         .send()

@@ -111,7 +111,7 @@ async fn an_altered_settlement_file_shows_each_difference_once_and_the_queue_is_
     let upload = || {
         system
             .http
-            .post(format!("{}/admin/reconciliations/run", system.origin))
+            .post(format!("{}/admin/reconciliations/run", system.origin_admin))
             .header("content-type", "text/csv; charset=utf-8")
             .body(file.clone())
     };
@@ -166,7 +166,7 @@ async fn an_altered_settlement_file_shows_each_difference_once_and_the_queue_is_
             .http
             .post(format!(
                 "{}/admin/reconciliations/{}/resolve",
-                system.origin, ghost["id"]
+                system.origin_admin, ghost["id"]
             ))
             .json(&json!({"note": "a PG test charge, voided by the PG"}))
     };

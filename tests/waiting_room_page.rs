@@ -103,7 +103,7 @@ async fn the_page_says_sold_out_and_stops_polling() {
     let system = start_with_admit_limit_one().await;
     let created = system
         .http
-        .post(format!("{}/admin/events", system.origin))
+        .post(format!("{}/admin/events", system.origin_admin))
         .bearer_auth(OPERATOR_TOKEN)
         .json(&json!({ "eventId": "drop-10", "stock": 1, "amount": 1000 }))
         .send()

@@ -41,6 +41,8 @@ pub fn build() -> anyhow::Result<()> {
 pub struct Stack {
     pub origin: String,
     pub metrics: String,
+    /// The origin's operator listener.
+    pub admin: String,
     pub sim: String,
     pub http: reqwest::Client,
     /// The origin's variables, for its commands.
@@ -54,11 +56,12 @@ impl Stack {
     /// waits until each answers its health check.
     pub async fn start(origin_env: &[(&str, String)]) -> anyhow::Result<Stack> {
         let dir = tempfile::tempdir()?;
-        let [sim_port, origin_port, metrics_port] = free_ports()?;
+        let [sim_port, origin_port, metrics_port, admin_port] = free_ports()?;
         let sim = format!("http://127.0.0.1:{sim_port}");
         let own = [
             ("ORIGIN_LISTEN", format!("127.0.0.1:{origin_port}")),
             ("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}")),
+            ("ORIGIN_ADMIN_LISTEN", format!("127.0.0.1:{admin_port}")),
             (
                 "DATABASE_URL",
                 format!("sqlite://{}", dir.path().join("origin.sqlite3").display()),
@@ -73,6 +76,7 @@ impl Stack {
         let mut stack = Stack {
             origin: format!("http://127.0.0.1:{origin_port}"),
             metrics: format!("http://127.0.0.1:{metrics_port}"),
+            admin: format!("http://127.0.0.1:{admin_port}"),
             sim,
             http: reqwest::Client::builder()
                 .pool_max_idle_per_host(1_000)
@@ -91,7 +95,7 @@ impl Stack {
         stack.services.spawn("gateway-sim", sim)?;
         let origin = stack.origin_command(&["serve"]);
         stack.services.spawn("origin", origin)?;
-        for url in [&stack.sim, &stack.origin, &stack.metrics] {
+        for url in [&stack.sim, &stack.origin, &stack.metrics, &stack.admin] {
             let url = format!("{url}/healthz");
             stack
                 .services
@@ -139,7 +143,7 @@ impl Stack {
         let event = serde_json::json!({"eventId": event_id, "stock": stock, "amount": amount});
         let response = self
             .http
-            .post(format!("{}/admin/events", self.origin))
+            .post(format!("{}/admin/events", self.admin))
             .bearer_auth(OPERATOR_TOKEN)
             .json(&event)
             .send()
@@ -179,7 +183,7 @@ impl Stack {
     pub async fn operator_get(&self, path: &str) -> anyhow::Result<Value> {
         Ok(self
             .http
-            .get(format!("{}{path}", self.origin))
+            .get(format!("{}{path}", self.admin))
             .bearer_auth(OPERATOR_TOKEN)
             .send()
             .await?

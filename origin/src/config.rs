@@ -23,6 +23,8 @@ pub struct OriginConfig {
     pub listen: SocketAddr,
     /// `ORIGIN_METRICS_LISTEN`: health and metrics, apart from the API.
     pub metrics_listen: SocketAddr,
+    /// `ORIGIN_ADMIN_LISTEN`: the operator routes' own listener.
+    pub admin_listen: SocketAddr,
     /// `DATABASE_URL`: `sqlite:…`, or `postgres://…` / `postgresql://…` for a database
     /// shared by several instances. Holds a password: never log it as it is.
     pub database_url: String,
@@ -173,6 +175,7 @@ impl OriginConfig {
             cipher: FieldCipher::from_env(&lookup)?,
             listen: address("ORIGIN_LISTEN", "127.0.0.1:8080")?,
             metrics_listen: address("ORIGIN_METRICS_LISTEN", "127.0.0.1:9090")?,
+            admin_listen: address("ORIGIN_ADMIN_LISTEN", "127.0.0.1:8081")?,
             database_url,
             edge_secret: edge_secret.into_bytes(),
             gateway_url,

@@ -48,6 +48,10 @@ pub enum ApiError {
     OperatorTokenInvalid,
     /// Operator routes are off: `OPERATOR_TOKEN` is not set.
     OperatorRoutesDisabled,
+    /// This client has failed too often lately; it may try again after a while.
+    TooManyAttempts {
+        retry_after_secs: i64,
+    },
     /// Our fault; the cause is logged.
     Internal(String),
 }
@@ -151,6 +155,17 @@ impl IntoResponse for ApiError {
                 "CALLBACKS_DISABLED",
                 "gateway callbacks are off because GATEWAY_CALLBACK_SECRET is not set".to_owned(),
             ),
+            Self::TooManyAttempts { retry_after_secs } => {
+                return (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [("retry-after", retry_after_secs.max(1).to_string())],
+                    Json(error_body(
+                        "RATE_LIMITED",
+                        "too many failed attempts from this address; try again after Retry-After seconds",
+                    )),
+                )
+                    .into_response()
+            }
             Self::OperatorTokenInvalid => (
                 StatusCode::UNAUTHORIZED,
                 "OPERATOR_TOKEN_INVALID",

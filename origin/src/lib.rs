@@ -9,6 +9,8 @@
 //!   routes behind `OPERATOR_TOKEN`); [`state`] — what every handler is given.
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
 //! - [`edge_sessions`] — telling the edge to end a user's sessions (a signed call).
+//! - [`operator_auth`] — the operator routes' bearer token, and its failed-attempt
+//!   throttle.
 //! - [`idempotency`] — Idempotency-Key claims, replays and their retention.
 //! - [`policy`] — the pure rules, no I/O: the gateway's answers, the breaker, the
 //!   limiters, the recovery decision, settlement parsing and matching.
@@ -41,6 +43,7 @@ pub mod guard;
 pub mod idempotency;
 pub mod log_writer;
 pub mod metrics;
+pub mod operator_auth;
 pub mod overload;
 pub mod policy;
 pub mod recovery;

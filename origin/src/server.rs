@@ -1,4 +1,5 @@
-//! `origin serve`: opens the store, binds both listeners, and runs until `shutdown`.
+//! `origin serve`: opens the store, binds its three listeners (the API, the operator
+//! routes, the metrics), and runs until `shutdown`.
 
 use std::future::{Future, IntoFuture};
 use std::sync::Arc;
@@ -13,9 +14,10 @@ use crate::gateway::GatewayClient;
 use crate::guard::{GatewayGuard, GuardConfig};
 use crate::idempotency;
 use crate::metrics::Metrics;
+use crate::operator_auth::OperatorGate;
 use crate::overload::Capacity;
 use crate::recovery::Recovery;
-use crate::routes::{app, metrics_app};
+use crate::routes::{admin_app, app, metrics_app};
 use crate::state::AppState;
 use crate::store;
 use crate::users::Passwords;
@@ -87,7 +89,7 @@ pub async fn serve(
         edge: Arc::new(edge),
         metrics: metrics.clone(),
         passwords: Arc::new(Passwords::new()?),
-        operator_token: config.operator_token.as_deref().map(Arc::from),
+        operator: Arc::new(OperatorGate::new(config.operator_token.as_deref())),
         capacity: Capacity::new(config.max_concurrent_requests),
         login_capacity: Capacity::new(config.max_concurrent_logins),
         recovery: recovery.clone(),
@@ -98,6 +100,9 @@ pub async fn serve(
     let api = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("ORIGIN_LISTEN: cannot bind {}", config.listen))?;
+    let admin = TcpListener::bind(config.admin_listen)
+        .await
+        .with_context(|| format!("ORIGIN_ADMIN_LISTEN: cannot bind {}", config.admin_listen))?;
     let metrics_listener = TcpListener::bind(config.metrics_listen)
         .await
         .with_context(|| {
@@ -107,6 +112,10 @@ pub async fn serve(
             )
         })?;
     tracing::info!("origin API listening on http://{}", api.local_addr()?);
+    tracing::info!(
+        "origin operator routes listening on http://{}",
+        admin.local_addr()?
+    );
     tracing::info!(
         "origin metrics listening on http://{}",
         metrics_listener.local_addr()?
@@ -120,10 +129,21 @@ pub async fn serve(
     let until_stopped = |mut stopped: watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|stop| *stop).await;
     };
-    let api = axum::serve(api, app(state)).with_graceful_shutdown(until_stopped(stopped.clone()));
+    let api =
+        axum::serve(api, app(state.clone())).with_graceful_shutdown(until_stopped(stopped.clone()));
+    // The operator routes throttle failed attempts by the peer's address.
+    let admin = axum::serve(
+        admin,
+        admin_app(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(until_stopped(stopped.clone()));
     let metrics = axum::serve(metrics_listener, metrics_app(metrics))
         .with_graceful_shutdown(until_stopped(stopped));
-    let served = tokio::try_join!(api.into_future(), metrics.into_future());
+    let served = tokio::try_join!(
+        api.into_future(),
+        admin.into_future(),
+        metrics.into_future()
+    );
     purge.abort();
     recover.abort();
     if let Some(purge_nonces) = purge_nonces {

@@ -8,6 +8,7 @@ use crate::edge_signature::EdgeVerifier;
 use crate::gateway::GatewayClient;
 use crate::guard::GatewayGuard;
 use crate::metrics::Metrics;
+use crate::operator_auth::OperatorGate;
 use crate::overload::Capacity;
 use crate::recovery::Recovery;
 use crate::store::Store;
@@ -22,8 +23,8 @@ pub struct AppState {
     pub edge: Arc<EdgeVerifier>,
     pub metrics: Arc<Metrics>,
     pub passwords: Arc<Passwords>,
-    /// `OPERATOR_TOKEN`; `None` turns the operator routes off.
-    pub operator_token: Option<Arc<str>>,
+    /// `OPERATOR_TOKEN` (`None` turns the operator routes off) and the failed attempts.
+    pub operator: Arc<OperatorGate>,
     /// Requests the API handles at once.
     pub capacity: Capacity,
     /// Credential checks handled at once, apart from [`AppState::capacity`].

@@ -8,6 +8,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use serde_json::json;
 use support::{signed, simulator, stub_gateway, Origin, OPERATOR_TOKEN};
+use tower::ServiceExt as _;
 
 fn order(order_id: &str) -> String {
     json!({ "orderId": order_id, "paymentKey": "pk-1", "amount": 5000 }).to_string()
@@ -227,4 +228,73 @@ async fn a_slow_body_holds_no_capacity_slot() {
     for request in held {
         request.abort();
     }
+}
+
+/// The operator routes are on their own listener only: the API answers them 404, and the
+/// operator listener serves no API route.
+#[tokio::test]
+async fn operator_routes_live_on_their_own_listener() {
+    let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
+    let operator_request = |path: &str| {
+        Request::get(path)
+            .header("authorization", format!("Bearer {OPERATOR_TOKEN}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    let on_api = origin
+        .router
+        .clone()
+        .oneshot(operator_request("/admin/guard"))
+        .await
+        .unwrap();
+    assert_eq!(on_api.status(), StatusCode::NOT_FOUND);
+    let on_admin = origin
+        .admin
+        .clone()
+        .oneshot(operator_request("/admin/guard"))
+        .await
+        .unwrap();
+    assert_eq!(on_admin.status(), StatusCode::OK);
+    let api_on_admin = origin
+        .admin
+        .clone()
+        .oneshot(signed("GET", "/payments", None, ""))
+        .await
+        .unwrap();
+    assert_eq!(api_on_admin.status(), StatusCode::NOT_FOUND);
+}
+
+/// Failed operator attempts are throttled per address: after ten wrong tokens, even the
+/// right one is refused 429 from that address, for the rest of the minute.
+#[tokio::test]
+async fn failed_operator_attempts_are_throttled() {
+    let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
+    let with_token = |token: &str| {
+        Request::get("/admin/guard")
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    for _ in 0..10 {
+        let (status, body) = origin
+            .send(with_token("guess-0123456789abcdef0123456789ab"))
+            .await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("OPERATOR_TOKEN_INVALID"))
+        );
+    }
+    let refused = origin
+        .admin
+        .clone()
+        .oneshot(with_token(OPERATOR_TOKEN))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: i64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
 }

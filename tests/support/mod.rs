@@ -57,6 +57,8 @@ pub struct System {
     pub edge: String,
     pub origin: String,
     pub origin_metrics: String,
+    /// The origin's operator listener (`ORIGIN_ADMIN_LISTEN`): every `/admin/…` route.
+    pub origin_admin: String,
     pub gateway: String,
     pub http: reqwest::Client,
     services: Services,
@@ -65,6 +67,8 @@ pub struct System {
     origin_env: Vec<(String, String)>,
     /// A second origin instance on the same database (PostgreSQL systems only).
     pub second_origin: Option<String>,
+    /// Its operator listener.
+    second_origin_admin: Option<String>,
     _postgres: Option<TestPostgres>,
     _dir: tempfile::TempDir,
 }
@@ -161,7 +165,7 @@ impl System {
         } = parts;
         let dir = tempfile::tempdir().expect("a temporary folder");
         let base = dir.path().to_owned();
-        let [origin_port, metrics_port, gateway_port, second_port, second_metrics] =
+        let [origin_port, metrics_port, admin_port, gateway_port, second_port, second_metrics, second_admin] =
             free_ports().map_err(|err| err.to_string())?;
         // Held from here until the edge's process has it (see `edge::command`).
         let edge_socket = held_socket().map_err(|err| err.to_string())?;
@@ -173,6 +177,7 @@ impl System {
             edge: format!("http://127.0.0.1:{edge_port}"),
             origin: origin.clone(),
             origin_metrics: format!("http://127.0.0.1:{metrics_port}"),
+            origin_admin: format!("http://127.0.0.1:{admin_port}"),
             gateway: gateway.clone(),
             http: reqwest::Client::new(),
             services: Services::new(&base),
@@ -182,6 +187,7 @@ impl System {
             ),
             origin_env: Vec::new(),
             second_origin: None,
+            second_origin_admin: None,
             _postgres: server,
             _dir: dir,
         };
@@ -197,6 +203,7 @@ impl System {
         let own = [
             ("ORIGIN_LISTEN", format!("127.0.0.1:{origin_port}")),
             ("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}")),
+            ("ORIGIN_ADMIN_LISTEN", format!("127.0.0.1:{admin_port}")),
             ("DATABASE_URL", system.database_url.clone()),
             ("EDGE_SIGNING_SECRET", EDGE_SECRET.to_owned()),
             ("GATEWAY_URL", gateway.clone()),
@@ -224,15 +231,23 @@ impl System {
                 .env(
                     "ORIGIN_METRICS_LISTEN",
                     format!("127.0.0.1:{second_metrics}"),
-                );
+                )
+                .env("ORIGIN_ADMIN_LISTEN", format!("127.0.0.1:{second_admin}"));
             system.spawn("origin-2", second_cmd);
             system.second_origin = Some(second);
+            system.second_origin_admin = Some(format!("http://127.0.0.1:{second_admin}"));
         }
-        let backend = [&system.gateway, &system.origin, &system.origin_metrics]
-            .into_iter()
-            .chain(&system.second_origin)
-            .map(|base| format!("{base}/healthz"))
-            .collect::<Vec<_>>();
+        let backend = [
+            &system.gateway,
+            &system.origin,
+            &system.origin_metrics,
+            &system.origin_admin,
+        ]
+        .into_iter()
+        .chain(&system.second_origin)
+        .chain(&system.second_origin_admin)
+        .map(|base| format!("{base}/healthz"))
+        .collect::<Vec<_>>();
         for url in backend {
             system.wait_until_healthy(&url).await?;
         }
@@ -492,10 +507,19 @@ impl System {
         self.operator_get_at(&self.origin, path).await
     }
 
-    /// [`System::operator_get`] at the origin instance at `base`.
+    /// The operator listener of the origin instance whose API is at `base`.
+    pub fn admin_of(&self, base: &str) -> &str {
+        if self.second_origin.as_deref() == Some(base) {
+            self.second_origin_admin.as_deref().unwrap_or_default()
+        } else {
+            &self.origin_admin
+        }
+    }
+
+    /// [`System::operator_get`] at the origin instance whose API is at `base`.
     pub async fn operator_get_at(&self, base: &str, path: &str) -> serde_json::Value {
         self.http
-            .get(format!("{base}{path}"))
+            .get(format!("{}{path}", self.admin_of(base)))
             .bearer_auth(OPERATOR_TOKEN)
             .send()
             .await
@@ -508,7 +532,7 @@ impl System {
     /// `POST /admin/recovery/run` at the origin instance at `base`: the cycle's report.
     pub async fn run_recovery_at(&self, base: &str) -> serde_json::Value {
         self.http
-            .post(format!("{base}/admin/recovery/run"))
+            .post(format!("{}/admin/recovery/run", self.admin_of(base)))
             .bearer_auth(OPERATOR_TOKEN)
             .send()
             .await
@@ -525,7 +549,7 @@ impl System {
     ) -> (reqwest::StatusCode, serde_json::Value) {
         let response = self
             .http
-            .post(format!("{}/admin/events", self.origin))
+            .post(format!("{}/admin/events", self.origin_admin))
             .bearer_auth(OPERATOR_TOKEN)
             .json(&event)
             .send()

@@ -3,9 +3,7 @@
 
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::{Path, Query, State};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
@@ -18,39 +16,6 @@ use crate::store::{EventSpec, EventView, Payment, PaymentStatus, StoreError};
 
 /// The most payments `GET /admin/payments` lists.
 const MAX_LISTED: u32 = 1_000;
-
-/// Lets a request through only with the operator's bearer token.
-pub async fn require_operator(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    let expected = state
-        .operator_token
-        .as_deref()
-        .ok_or(ApiError::OperatorRoutesDisabled)?;
-    let given = request
-        .headers()
-        .get("authorization")
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    if !same_secret(given.as_bytes(), expected.as_bytes()) {
-        tracing::warn!(path = %request.uri().path(), "operator route refused");
-        return Err(ApiError::OperatorTokenInvalid);
-    }
-    Ok(next.run(request).await)
-}
-
-/// Compares in time that depends on the lengths only, not on where they differ.
-fn same_secret(given: &[u8], expected: &[u8]) -> bool {
-    given.len() == expected.len()
-        && given
-            .iter()
-            .zip(expected)
-            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-            == 0
-}
 
 /// `GET /admin/guard`: the approval guard — breaker state and transitions, calls in
 /// flight, bulkhead and limiter, refusals so far — and the recovery job's own guard.
@@ -193,17 +158,4 @@ pub async fn get_event(
             code: "EVENT_NOT_FOUND",
             message: "no event has this eventId",
         })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_same_bytes_are_the_same_secret() {
-        assert!(same_secret(b"abc", b"abc"));
-        assert!(!same_secret(b"abd", b"abc"));
-        assert!(!same_secret(b"ab", b"abc"));
-        assert!(!same_secret(b"", b"abc"));
-    }
 }

@@ -1,5 +1,6 @@
-//! The origin's two routers: the API (signed routes behind the edge signature,
-//! operator routes behind the operator's token) and the metrics listener. Built from
+//! The origin's three routers: the API (signed routes behind the edge signature, the
+//! PG's callback), the operator routes behind the operator's token, each on a listener
+//! of its own, and the metrics listener. Built from
 //! state, so tests drive them without a socket. The handlers, one file per group of
 //! routes:
 //!
@@ -25,6 +26,7 @@ use axum::{Json, Router};
 use crate::edge_signature::require_edge_signature;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
+use crate::operator_auth::require_operator;
 use crate::overload::{count_requests, read_body_first, shed_excess, Capacity, BODY_DEADLINE};
 use crate::state::AppState;
 
@@ -57,6 +59,29 @@ pub fn app(state: AppState) -> Router {
             state.edge.clone(),
             require_edge_signature,
         ));
+    let open = Router::new()
+        .route("/gateway/callback", post(callback::receive))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route_layer(from_fn_with_state(state.capacity.clone(), shed_excess));
+    Router::new()
+        .merge(signed)
+        .merge(credentials)
+        .merge(open)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(from_fn_with_state(BODY_DEADLINE, read_body_first))
+        .layer(from_fn_with_state(state.metrics.clone(), count_requests))
+        .with_state(state)
+}
+
+/// Operator routes handled at once on their own listener, whatever the API is doing.
+const OPERATOR_REQUESTS_AT_ONCE: u32 = 32;
+
+/// The operator listener's routes (`ORIGIN_ADMIN_LISTEN`): every route behind
+/// `OPERATOR_TOKEN` and its failed-attempt throttle, with a cap of its own — a flood on
+/// the API listener takes none of its slots.
+pub fn admin_app(state: AppState) -> Router {
     let operator = Router::new()
         .route("/admin/guard", get(admin::guard))
         .route("/admin/payments", get(admin::payments))
@@ -68,30 +93,25 @@ pub fn app(state: AppState) -> Router {
             "/admin/reconciliations/{id}/resolve",
             post(reconciliations::resolve),
         )
-        .route_layer(from_fn_with_state(state.capacity.clone(), shed_excess))
-        .route_layer(from_fn_with_state(state.clone(), admin::require_operator));
-    let open = Router::new()
-        .route("/gateway/callback", post(callback::receive))
+        .route_layer(from_fn_with_state(
+            Capacity::new(OPERATOR_REQUESTS_AT_ONCE),
+            shed_excess,
+        ))
+        .route_layer(from_fn_with_state(state.operator.clone(), require_operator))
         .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route_layer(from_fn_with_state(state.capacity.clone(), shed_excess));
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(from_fn_with_state(BODY_DEADLINE, read_body_first));
     // Uploads are long: their own deadline and cap, and no body limit but the file's.
     let reconciliation = Router::new()
         .route("/admin/reconciliations/run", post(reconciliations::run))
-        .route_layer(from_fn_with_state(state.clone(), admin::require_operator))
+        .route_layer(from_fn_with_state(state.operator.clone(), require_operator))
         .layer(DefaultBodyLimit::disable())
         .layer(from_fn_with_state(
             Capacity::with_deadline(reconciliations::RUNS_AT_ONCE, reconciliations::RUN_DEADLINE),
             shed_excess,
         ));
-    Router::new()
-        .merge(signed)
-        .merge(credentials)
-        .merge(operator)
-        .merge(open)
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(from_fn_with_state(BODY_DEADLINE, read_body_first))
+    operator
         .merge(reconciliation)
         .layer(from_fn_with_state(state.metrics.clone(), count_requests))
         .with_state(state)

@@ -18,10 +18,11 @@ use origin::edge_signature::EdgeVerifier;
 use origin::gateway::GatewayClient;
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
+use origin::operator_auth::OperatorGate;
 use origin::overload::Capacity;
 use origin::policy::recovery::RecoveryConfig;
 use origin::recovery::Recovery;
-use origin::routes::{app, metrics_app};
+use origin::routes::{admin_app, app, metrics_app};
 use origin::state::AppState;
 use origin::store::sqlite::SqliteStore;
 use origin::users::Passwords;
@@ -33,7 +34,10 @@ const SECRET: &[u8] = b"origin-test-secret-0123456789abcdef";
 pub const OPERATOR_TOKEN: &str = "operator-test-token-0123456789abcdef";
 
 pub struct Origin {
+    /// The API listener's routes.
     pub router: Router,
+    /// The operator listener's routes.
+    pub admin: Router,
     pub metrics: Router,
     pub store: Arc<SqliteStore>,
     _db: tempfile::TempDir,
@@ -75,7 +79,7 @@ impl Origin {
             edge: Arc::new(EdgeVerifier::new(SECRET.to_vec())),
             metrics: metrics.clone(),
             passwords: Arc::new(Passwords::new().unwrap()),
-            operator_token: Some(Arc::from(OPERATOR_TOKEN)),
+            operator: Arc::new(OperatorGate::new(Some(OPERATOR_TOKEN))),
             capacity: Capacity::new(requests),
             login_capacity: Capacity::new(logins),
             recovery: Arc::new(Recovery::new(
@@ -88,15 +92,23 @@ impl Origin {
             callback_secret: None,
         };
         Self {
-            router: app(state),
+            router: app(state.clone()),
+            admin: admin_app(state),
             metrics: metrics_app(metrics),
             store,
             _db: db,
         }
     }
 
+    /// Sends `request` to the listener that serves it, as deployed: `/admin/…` to the
+    /// operator listener, everything else to the API.
     pub async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
-        let response = self.router.clone().oneshot(request).await.unwrap();
+        let listener = if request.uri().path().starts_with("/admin/") {
+            &self.admin
+        } else {
+            &self.router
+        };
+        let response = listener.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
         (
