@@ -161,6 +161,15 @@ impl RateWindows {
         Ok(())
     }
 
+    /// Whether no admission is stored at all.
+    pub fn is_empty(&self) -> Result<bool> {
+        let rows: Vec<Admission> = self
+            .sql
+            .exec("SELECT at FROM rate_admissions LIMIT 1", None)?
+            .to_array()?;
+        Ok(rows.is_empty())
+    }
+
     fn stored(&self, key: &str) -> Result<Vec<i64>> {
         let rows: Vec<Admission> = self
             .sql

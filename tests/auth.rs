@@ -282,6 +282,19 @@ async fn a_login_refreshes_its_share_of_the_window_and_no_more() {
     assert_eq!(me(&system, &third.access).await.status(), StatusCode::OK);
     let other = pair(login(&system, "alice", PASSWORD).await).await;
     pair(refresh(&system, &other.refresh).await).await;
+    // A spent window never hides a reuse: a retired token still revokes its login.
+    let reuse = system
+        .http
+        .post(format!("{}/auth/refresh", system.edge))
+        .json(&json!({ "refreshToken": first.refresh }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(code(reuse).await, refused("REFRESH_REUSED"));
+    assert_eq!(
+        code(me(&system, &third.access).await).await,
+        refused("TOKEN_REVOKED")
+    );
 }
 
 /// A password change ends every session begun with the old one, through the edge's
@@ -379,7 +392,12 @@ async fn sessions_end_by_command_and_by_logout_all_and_never_by_a_forged_call() 
             refused("REFRESH_INVALID")
         );
     }
-    pair(login(&system, "alice", PASSWORD).await).await;
+    let after = pair(login(&system, "alice", PASSWORD).await).await;
+    assert_eq!(
+        logout(&system, &after.access).await.status(),
+        StatusCode::NO_CONTENT,
+        "a logout after every session ended still works"
+    );
 }
 
 /// What one user's session object holds is bounded: 32 live logins (a 33rd ends the

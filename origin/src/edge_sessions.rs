@@ -9,7 +9,7 @@
 
 use anyhow::{bail, Context as _};
 use rules::signing::{
-    SignedRequest, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, USER_HEADER,
+    private_link, SignedRequest, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, USER_HEADER,
 };
 
 /// The edge's route, as signed.
@@ -29,8 +29,11 @@ impl Edge {
             "EDGE_URL is not set: the edge cannot be told to end the user's sessions \
              (set it to the edge's base URL, e.g. https://edge.example.com)",
         )?;
-        if !(url.starts_with("https://") || url.starts_with("http://")) {
-            bail!("EDGE_URL must be an http:// or https:// URL");
+        if !private_link(&url) {
+            bail!(
+                "EDGE_URL must be an https:// URL, or http:// to a loopback host: the edge's \
+                 answer says whether the sessions ended, and only a private link keeps it true"
+            );
         }
         let secret = lookup("EDGE_SIGNING_SECRET").context("EDGE_SIGNING_SECRET is not set")?;
         Ok(Edge {
@@ -76,5 +79,33 @@ impl Edge {
             bail!("the edge answered {status}: {answer}");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge_at(url: &str) -> anyhow::Result<Edge> {
+        Edge::from_env(|name| match name {
+            "EDGE_URL" => Some(url.to_owned()),
+            "EDGE_SIGNING_SECRET" => Some("s".repeat(32)),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn the_edge_is_reached_over_https_or_on_this_machine_only() {
+        assert!(
+            edge_at("https://edge.example.com/").is_ok_and(|e| e.url == "https://edge.example.com")
+        );
+        assert!(edge_at("http://127.0.0.1:8787").is_ok());
+        let plain = edge_at("http://edge.example.com")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(plain.contains("EDGE_URL must be an https://"), "{plain}");
+        let unset = Edge::from_env(|_| None).err().unwrap().to_string();
+        assert!(unset.contains("EDGE_URL is not set"), "{unset}");
     }
 }

@@ -56,7 +56,18 @@ pub async fn read_body_first(
     let body = tokio::time::timeout(deadline, to_bytes(body, MAX_BODY_BYTES))
         .await
         .map_err(|_| ApiError::RequestTimeout)?
-        .map_err(|_| InvalidConfirm::TooLarge)?;
+        .map_err(|err| {
+            let over_the_limit = std::error::Error::source(&err)
+                .is_some_and(|cause| cause.is::<http_body_util::LengthLimitError>());
+            if over_the_limit {
+                ApiError::from(InvalidConfirm::TooLarge)
+            } else {
+                ApiError::BadRequest {
+                    code: "INVALID_REQUEST",
+                    message: "the request body could not be read to its end".into(),
+                }
+            }
+        })?;
     Ok(next.run(Request::from_parts(parts, Body::from(body))).await)
 }
 
@@ -129,6 +140,12 @@ mod tests {
             .layer(from_fn_with_state(capacity, shed_excess))
     }
 
+    async fn code_of(response: Response) -> String {
+        let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        body["code"].as_str().unwrap_or_default().to_owned()
+    }
+
     /// A body that sends one byte and then nothing, forever.
     fn stalled_body() -> Body {
         let first =
@@ -176,6 +193,17 @@ mod tests {
             .unwrap();
         let response = router.clone().oneshot(big).await.unwrap();
         assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(code_of(response).await, "BODY_TOO_LARGE");
+        let broken = futures_util::stream::iter([
+            Ok(Bytes::from_static(b"{")),
+            Err(std::io::Error::other("the client went away")),
+        ]);
+        let request = Request::post("/echo")
+            .body(Body::from_stream(broken))
+            .unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(code_of(response).await, "INVALID_REQUEST");
         let request = Request::post("/echo").body(Body::from("ok")).unwrap();
         let response = router.oneshot(request).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);

@@ -130,6 +130,31 @@ impl SignedRequest<'_> {
     }
 }
 
+/// Whether what crosses a signed link to `url` stays private: `https://` to any host, or
+/// plain `http://` that never leaves the machine — the signature protects integrity only,
+/// and passwords and payment keys cross these links. An authority with userinfo
+/// (`http://127.0.0.1@elsewhere`) is refused outright.
+pub fn private_link(url: &str) -> bool {
+    let (secure, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
+        (Some(rest), _) => (true, rest),
+        (None, Some(rest)) => (false, rest),
+        (None, None) => return false,
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.is_empty() || authority.contains('@') {
+        return false;
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    !host.is_empty() && (secure || loopback)
+}
+
 /// Only the encoding `sign` produces is accepted, so one signature has one spelling.
 fn decode_lower_hex(text: &str) -> Option<Vec<u8>> {
     if text.len() != 64 || text.bytes().any(|b| b.is_ascii_uppercase()) {
@@ -141,6 +166,34 @@ fn decode_lower_hex(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_is_private_over_https_or_on_this_machine_only() {
+        for url in [
+            "https://origin.example.com",
+            "https://origin.example.com:8443/base",
+            "http://127.0.0.1:8080",
+            "http://127.5.6.7",
+            "http://localhost:8080",
+            "http://LOCALHOST",
+            "http://[::1]:8080/",
+        ] {
+            assert!(private_link(url), "{url}");
+        }
+        for url in [
+            "http://origin.example.com",
+            "http://10.0.0.5:8080",
+            "http://127.0.0.1.nip.io",
+            "http://127.0.0.1@origin.example.com",
+            "http://[::2]:8080",
+            "http://",
+            "https://",
+            "ftp://127.0.0.1",
+            "127.0.0.1:8080",
+        ] {
+            assert!(!private_link(url), "{url}");
+        }
+    }
 
     const SECRET: &[u8] = b"a shared secret of the edge and the origin";
     const NOW: i64 = 1_800_000_000_000;

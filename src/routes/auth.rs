@@ -134,6 +134,7 @@ async fn sign_in(
             &family,
             &refresh.hash(),
             now_ms + config.refresh_ttl_secs * 1000,
+            now_ms,
         )
         .await
         .map_err(session_unavailable)?;
@@ -161,20 +162,24 @@ pub async fn refresh(
         RefreshToken::parse(&refresh_token, &config.refresh_key).ok_or_else(refresh_invalid)?;
     let (user_id, family) = (presented.user_id(), presented.family());
     let window = format!("{REFRESH_WINDOW}:{family}");
+    // Remembered full for the token refused, not the family: another token of the family
+    // may be a retired one coming back, and that reuse is the object's to see.
+    let presented_hash = presented.hash();
+    let remembered = format!("{REFRESH_WINDOW}:{presented_hash}");
     let policy = policies_header(&[(REFRESH_WINDOW, config.refresh_limit)]);
-    if let Some(wait_ms) = memory::refusing(Window::User, &window, now_ms) {
+    if let Some(wait_ms) = memory::refusing(Window::User, &remembered, now_ms) {
         return Err(too_many(policy, REFRESH_WINDOW, wait_ms));
     }
     let secret = random::bytes::<SECRET_BYTES>()?;
     let successor = RefreshToken::new(user_id, family, &secret, &config.refresh_key);
     let limit = WindowCheck {
-        key: window.clone(),
+        key: window,
         limit: config.refresh_limit.limit,
         window_ms: config.refresh_limit.window_ms,
     };
     let outcome = UserSessionClient::new(env, user_id)
         .rotate(
-            &presented.hash(),
+            &presented_hash,
             &successor.hash(),
             now_ms + config.refresh_ttl_secs * 1000,
             limit,
@@ -186,7 +191,7 @@ pub async fn refresh(
             token_pair(config, user_id, &family, &successor, now_ms)
         }
         RotateOutcome::Limited { retry_after_ms } => {
-            memory::remember_full(Window::User, &window, now_ms + retry_after_ms, now_ms);
+            memory::remember_full(Window::User, &remembered, now_ms + retry_after_ms, now_ms);
             Err(too_many(policy, REFRESH_WINDOW, retry_after_ms))
         }
         RotateOutcome::Reused => Err(ApiError::new(
@@ -208,7 +213,7 @@ pub async fn logout(
 ) -> Result<Response, ApiError> {
     let claims = verify_bearer(&req, config, now_ms)?;
     let before = UserSessionClient::new(env, &claims.sub)
-        .logout(&claims.jti, claims.exp * 1000, claims.sid.as_deref())
+        .logout(&claims)
         .await
         .map_err(session_unavailable)?;
     match before {

@@ -43,6 +43,8 @@ pub async fn end_sessions(
             "`before` must be a past moment, in epoch ms",
         ));
     }
+    // A moment ahead of this clock would also end sessions begun after the call.
+    let before = before.min(now_ms);
     UserSessionClient::new(env, &user_id)
         .end_all(before)
         .await

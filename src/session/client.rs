@@ -42,11 +42,13 @@ impl<'a> UserSessionClient<'a> {
         family: &str,
         token_hash: &str,
         expires_at_ms: i64,
+        started_at_ms: i64,
     ) -> Result<(), ObjectUnavailable> {
         let request = SessionRequest::Open {
             family: family.to_owned(),
             token_hash: token_hash.to_owned(),
             expires_at_ms,
+            started_at_ms,
         };
         tell_object(self.env, BINDING, self.user_id, &request).await
     }
@@ -77,16 +79,12 @@ impl<'a> UserSessionClient<'a> {
         .await
     }
 
-    pub async fn logout(
-        &self,
-        jti: &str,
-        expires_at_ms: i64,
-        family: Option<&str>,
-    ) -> Result<Revocation, ObjectUnavailable> {
+    pub async fn logout(&self, claims: &AccessClaims) -> Result<Revocation, ObjectUnavailable> {
         let request = SessionRequest::Logout {
-            jti: jti.to_owned(),
-            expires_at_ms,
-            family: family.map(str::to_owned),
+            jti: claims.jti.clone(),
+            expires_at_ms: claims.exp * 1000,
+            family: claims.sid.clone(),
+            issued_at: claims.iat,
         };
         call_object(self.env, BINDING, self.user_id, &request).await
     }

@@ -3,28 +3,26 @@
 //! read on the first check after a start or a cleanup and written through, so the check
 //! on every request reads nothing.
 //!
-//! Storage stays bounded, whatever one user does (the bounds, `docs/design/sessions.md`):
-//! every row carries the time after which it means nothing — a denylisted token's own
-//! expiry, a refresh token's, a revoked family's last access token's — and an alarm set
-//! at the earliest such time deletes what has expired and sets itself again. At most
-//! [`MAX_FAMILIES`] logins are live at once (a new one beyond ends the least recently
-//! refreshed), each keeps its last [`RETIRED_KEPT`] retired tokens for reuse detection,
-//! and a revoked login keeps only its row, for as long as an access token of it can live.
+//! Storage stays bounded, whatever one user does (the bounds, `docs/design/sessions.md`;
+//! the logins' own in `families.rs`): every row carries the time after which it means
+//! nothing — a denylisted token's own expiry, a refresh token's, a revoked family's last
+//! access token's — and an alarm set at the earliest such time deletes what has expired
+//! and sets itself again.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
 
 use rules::rate_limit::MAX_WINDOW_MS;
-use rules::refresh::{decide, RefreshDecision, StoredRefreshToken};
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
-use super::protocol::{Authorized, Revocation, RotateOutcome, SessionRequest};
+use super::families::Login;
+use super::protocol::{Authorized, Revocation, SessionRequest};
 use crate::alarm;
 use crate::clock::now_ms;
 use crate::config::EdgeConfig;
 use crate::durable_call::{read_call, reply};
-use crate::rate_windows::{RateWindows, WindowAnswer};
+use crate::rate_windows::RateWindows;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS denylist (
@@ -53,32 +51,26 @@ CREATE TABLE IF NOT EXISTS ended (
 /// access-token lifetime.
 const DEFAULT_TOKEN_LIFE_MS: i64 = 1_800_000;
 
-/// Logins (refresh families) one user may have live at once.
-pub const MAX_FAMILIES: i64 = 32;
-/// Retired tokens a family keeps, newest first, so that one presented again revokes the
-/// family; an older one presented again is just refused, as an unknown token is.
-pub const RETIRED_KEPT: i64 = 16;
-
 #[durable_object]
 pub struct UserSession {
     state: State,
-    sql: SqlStorage,
-    windows: RateWindows,
+    pub(super) sql: SqlStorage,
+    pub(super) windows: RateWindows,
     /// How long an access token issued now can be accepted (its lifetime and the clock
     /// leeway): how long a revoked family must still be known.
-    token_life_ms: i64,
+    pub(super) token_life_ms: i64,
     /// What is revoked, read from storage on the first check after the object starts and
     /// kept in step with every write after it: a check reads no storage.
-    revoked: RefCell<Option<Revoked>>,
+    pub(super) revoked: RefCell<Option<Revoked>>,
 }
 
 /// The denylisted access tokens and the revoked sessions (refresh families).
 #[derive(Default)]
-struct Revoked {
-    jtis: HashSet<String>,
-    families: HashSet<String>,
+pub(super) struct Revoked {
+    pub(super) jtis: HashSet<String>,
+    pub(super) families: HashSet<String>,
     /// Every session begun before this (epoch ms) has ended; 0: none has been ended so.
-    ended_before: i64,
+    pub(super) ended_before: i64,
 }
 
 #[derive(Deserialize)]
@@ -87,16 +79,8 @@ struct Ended {
 }
 
 #[derive(Deserialize)]
-struct Key {
-    key: String,
-}
-
-#[derive(Deserialize)]
-struct StoredToken {
-    family: String,
-    retired: i64,
-    revoked: i64,
-    expires_at: i64,
+pub(super) struct Key {
+    pub(super) key: String,
 }
 
 #[derive(Deserialize)]
@@ -148,27 +132,15 @@ impl DurableObject for UserSession {
                 family,
                 token_hash,
                 expires_at_ms,
+                started_at_ms,
             } => {
-                self.sql.exec(
-                    "INSERT INTO families (family, expires_at) VALUES (?, ?)",
-                    vec![family.as_str().into(), expires_at_ms.into()],
-                )?;
-                self.sql.exec(
-                    "INSERT INTO refresh_tokens (hash, family, expires_at) VALUES (?, ?, ?)",
-                    vec![token_hash.into(), family.into(), expires_at_ms.into()],
-                )?;
-                let beyond: Vec<Key> = self
-                    .sql
-                    .exec(
-                        "SELECT family AS key FROM families WHERE revoked = 0 \
-                         ORDER BY expires_at DESC LIMIT -1 OFFSET ?",
-                        vec![MAX_FAMILIES.into()],
-                    )?
-                    .to_array()?;
-                for oldest in beyond {
-                    self.revoke_family(&oldest.key, now)?;
-                }
-                self.clean_up_by(expires_at_ms).await?;
+                let login = Login {
+                    family,
+                    token_hash,
+                    expires_at_ms,
+                    started_at_ms,
+                };
+                self.open(login, now).await?;
                 Response::empty()
             }
             SessionRequest::Rotate {
@@ -177,11 +149,8 @@ impl DurableObject for UserSession {
                 successor_expires_at_ms,
                 limit,
             } => {
-                if let WindowAnswer::Limited { retry_after_ms } = self.windows.check(&limit, now)? {
-                    return reply(&RotateOutcome::Limited { retry_after_ms });
-                }
-                let outcome =
-                    self.rotate(&token_hash, &successor_hash, successor_expires_at_ms, now)?;
+                let successor = (successor_hash.as_str(), successor_expires_at_ms);
+                let outcome = self.rotate(&token_hash, successor, &limit, now)?;
                 self.clean_up_by(successor_expires_at_ms).await?;
                 reply(&outcome)
             }
@@ -189,8 +158,9 @@ impl DurableObject for UserSession {
                 jti,
                 expires_at_ms,
                 family,
+                issued_at,
             } => {
-                let before = self.revocation(&jti, family.as_deref(), None)?;
+                let before = self.revocation(&jti, family.as_deref(), issued_at)?;
                 self.sql.exec(
                     "INSERT OR IGNORE INTO denylist (jti, expires_at) VALUES (?, ?)",
                     vec![jti.as_str().into(), expires_at_ms.into()],
@@ -203,19 +173,7 @@ impl DurableObject for UserSession {
                 reply(&before)
             }
             SessionRequest::EndAll { before_ms } => {
-                self.sql.exec("DELETE FROM refresh_tokens", None)?;
-                self.sql.exec(
-                    "UPDATE families SET revoked = 1, expires_at = min(expires_at, ?)",
-                    vec![(now + self.token_life_ms).into()],
-                )?;
-                self.sql.exec(
-                    "INSERT INTO ended (id, before) VALUES (0, ?) \
-                     ON CONFLICT (id) DO UPDATE SET before = max(before, excluded.before)",
-                    vec![before_ms.into()],
-                )?;
-                // Read again on the next check, with every family revoked.
-                self.revoked.replace(None);
-                self.clean_up_by(now + self.token_life_ms).await?;
+                self.end_all(before_ms, now).await?;
                 Response::empty()
             }
         }
@@ -270,7 +228,7 @@ impl UserSession {
     }
 
     /// Runs `f` on what is revoked, read from storage first if this object has not yet.
-    fn with_revoked<T>(&self, f: impl FnOnce(&mut Revoked) -> T) -> Result<T> {
+    pub(super) fn with_revoked<T>(&self, f: impl FnOnce(&mut Revoked) -> T) -> Result<T> {
         let mut cached = self.revoked.borrow_mut();
         let revoked = match cached.as_mut() {
             Some(revoked) => revoked,
@@ -296,85 +254,8 @@ impl UserSession {
     }
 
     /// The single-use rule of `rules::refresh`, applied in one uninterrupted call.
-    fn rotate(
-        &self,
-        token_hash: &str,
-        successor_hash: &str,
-        successor_expires_at_ms: i64,
-        now_ms: i64,
-    ) -> Result<RotateOutcome> {
-        let stored: Option<StoredToken> = self
-            .sql
-            .exec(
-                "SELECT t.family, t.retired, f.revoked, t.expires_at FROM refresh_tokens t \
-                 JOIN families f ON f.family = t.family WHERE t.hash = ?",
-                vec![token_hash.into()],
-            )?
-            .to_array()?
-            .into_iter()
-            .next();
-        let decision = decide(
-            stored.as_ref().map(|token| StoredRefreshToken {
-                retired: token.retired != 0,
-                family_revoked: token.revoked != 0,
-                expires_at_ms: token.expires_at,
-            }),
-            now_ms,
-        );
-        match (decision, stored) {
-            (RefreshDecision::Rotate, Some(token)) => {
-                self.sql.exec(
-                    "UPDATE refresh_tokens SET retired = 1 WHERE hash = ?",
-                    vec![token_hash.into()],
-                )?;
-                self.sql.exec(
-                    "INSERT INTO refresh_tokens (hash, family, expires_at) VALUES (?, ?, ?)",
-                    vec![
-                        successor_hash.into(),
-                        token.family.as_str().into(),
-                        successor_expires_at_ms.into(),
-                    ],
-                )?;
-                self.sql.exec(
-                    "UPDATE families SET expires_at = max(expires_at, ?) WHERE family = ?",
-                    vec![successor_expires_at_ms.into(), token.family.as_str().into()],
-                )?;
-                self.sql.exec(
-                    "DELETE FROM refresh_tokens WHERE family = ?1 AND retired = 1 AND hash NOT IN \
-                     (SELECT hash FROM refresh_tokens WHERE family = ?1 AND retired = 1 \
-                      ORDER BY expires_at DESC LIMIT ?2)",
-                    vec![token.family.as_str().into(), RETIRED_KEPT.into()],
-                )?;
-                Ok(RotateOutcome::Rotated {
-                    family: token.family,
-                })
-            }
-            (RefreshDecision::RevokeFamily, Some(token)) => {
-                worker::console_warn!("refresh token reused; family revoked");
-                self.revoke_family(&token.family, now_ms)?;
-                Ok(RotateOutcome::Reused)
-            }
-            _ => Ok(RotateOutcome::Refused),
-        }
-    }
-
-    /// Revokes `family`: its refresh tokens go at once (unknown now, so refused), and its
-    /// row stays only while an access token of it can still be accepted.
-    fn revoke_family(&self, family: &str, now_ms: i64) -> Result<()> {
-        self.sql.exec(
-            "DELETE FROM refresh_tokens WHERE family = ?",
-            vec![family.into()],
-        )?;
-        self.sql.exec(
-            "UPDATE families SET revoked = 1, expires_at = min(expires_at, ?) WHERE family = ?",
-            vec![(now_ms + self.token_life_ms).into(), family.into()],
-        )?;
-        self.with_revoked(|revoked| revoked.families.insert(family.to_owned()))?;
-        Ok(())
-    }
-
     /// Makes sure the cleanup alarm fires no later than `expires_at_ms`.
-    async fn clean_up_by(&self, expires_at_ms: i64) -> Result<()> {
+    pub(super) async fn clean_up_by(&self, expires_at_ms: i64) -> Result<()> {
         alarm::no_later_than(&self.state.storage(), expires_at_ms).await
     }
 }

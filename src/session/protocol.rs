@@ -24,11 +24,14 @@ pub enum SessionRequest {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         release: Vec<Release>,
     },
-    /// A login: a new refresh-token family with its first token.
+    /// A login: a new refresh-token family with its first token. `started_at_ms` is when
+    /// the login's request began: a login whose password was checked before every session
+    /// was ended ends with them (its family opens revoked).
     Open {
         family: String,
         token_hash: String,
         expires_at_ms: i64,
+        started_at_ms: i64,
     },
     /// Exchange a refresh token for its successor in the same family, if the family's
     /// refresh window (`limit`) admits it.
@@ -43,6 +46,8 @@ pub enum SessionRequest {
         jti: String,
         expires_at_ms: i64,
         family: Option<String>,
+        /// The token's `iat`, epoch seconds.
+        issued_at: Option<i64>,
     },
     /// End every session of the user begun before `before_ms`: every refresh family is
     /// revoked, and so is every access token issued before then. A password change, an
