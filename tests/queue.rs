@@ -386,8 +386,8 @@ async fn the_waiting_room_is_a_page_for_browsers_and_json_for_clients() {
 /// polls: the test waits out the passes, then asks once.)
 #[tokio::test]
 async fn the_alarm_chain_admits_the_next_in_line_with_nobody_polling() {
-    const TTL_MS: i64 = 2_000;
-    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("QUEUE_PASS_TTL_SECONDS", "2")]).await;
+    const TTL_MS: i64 = 4_000;
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("QUEUE_PASS_TTL_SECONDS", "4")]).await;
     let [first, second, third] = ["user-1", "user-2", "user-3"].map(|u| system.token(u, 600));
     let entered = now_ms();
     for token in [&first, &second, &third] {
