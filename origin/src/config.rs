@@ -136,14 +136,21 @@ impl OriginConfig {
         let percent =
             |name: &'static str, default: u8| number(name, default.into(), 1, 100).map(|n| n as u8);
         let breaker_enabled = flag(get("BREAKER_ENABLED"), "BREAKER_ENABLED", true)?;
+        let defaults = BreakerConfig::default();
         let breaker = BreakerConfig {
-            window: small("BREAKER_WINDOW", 20, 1, 10_000)?,
-            min_calls: small("BREAKER_MIN_CALLS", 10, 1, 10_000)?,
-            failure_rate: percent("BREAKER_FAILURE_RATE", 50)?,
-            slow_call_ms: millis("BREAKER_SLOW_CALL_MS", 2_000, 1)?.as_millis() as u64,
-            slow_call_rate: percent("BREAKER_SLOW_CALL_RATE", 100)?,
-            open_ms: millis("BREAKER_OPEN_MS", 10_000, 0)?.as_millis() as u64,
-            half_open_calls: small("BREAKER_HALF_OPEN_CALLS", 3, 1, 1_000)?,
+            window: small("BREAKER_WINDOW", defaults.window, 1, 10_000)?,
+            min_calls: small("BREAKER_MIN_CALLS", defaults.min_calls, 1, 10_000)?,
+            failure_rate: percent("BREAKER_FAILURE_RATE", defaults.failure_rate)?,
+            slow_call_ms: millis("BREAKER_SLOW_CALL_MS", defaults.slow_call_ms, 1)?.as_millis()
+                as u64,
+            slow_call_rate: percent("BREAKER_SLOW_CALL_RATE", defaults.slow_call_rate)?,
+            open_ms: millis("BREAKER_OPEN_MS", defaults.open_ms, 0)?.as_millis() as u64,
+            half_open_calls: small(
+                "BREAKER_HALF_OPEN_CALLS",
+                defaults.half_open_calls,
+                1,
+                1_000,
+            )?,
         };
         if breaker.min_calls > breaker.window {
             return Err(ConfigError::Invalid {

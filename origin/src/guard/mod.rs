@@ -129,11 +129,39 @@ impl GatewayGuard {
             self.metrics.guard_refused(self.name, refusal.reason());
         })?;
         let _in_flight = self.metrics.gateway_call_started(self.name);
-        let answer = tokio::time::timeout(self.config.timeout, call)
-            .await
-            .unwrap_or_else(|_| A::timed_out(self.config.timeout));
+        let timeout = self.config.timeout;
+        let mut call = std::pin::pin!(call);
+        // A call still out at the slow-call threshold is slow from then on: the breaker
+        // hears of it at once, not when it times out.
+        let answer = match self
+            .config
+            .breaker
+            .map(|c| Duration::from_millis(c.slow_call_ms))
+        {
+            Some(slow) if slow < timeout => match tokio::time::timeout(slow, &mut call).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    self.count_overdue();
+                    tokio::time::timeout(timeout - slow, call)
+                        .await
+                        .unwrap_or_else(|_| A::timed_out(timeout))
+                }
+            },
+            _ => tokio::time::timeout(timeout, call)
+                .await
+                .unwrap_or_else(|_| A::timed_out(timeout)),
+        };
         permit.finish(&answer);
         Ok(answer)
+    }
+
+    /// Tells the breaker the time, so the calls in flight past the slow-call threshold
+    /// count now.
+    fn count_overdue(&self) {
+        if let Some(breaker) = &self.breaker {
+            let transition = lock(breaker).overdue(self.now_ms());
+            self.note(transition);
+        }
     }
 
     /// The guard as operators see it (`GET /admin/guard`).

@@ -288,3 +288,47 @@ async fn everything_off_lets_every_call_through() {
     let view = guard.view();
     assert!(!view.bulkhead.enabled && !view.breaker.enabled);
 }
+
+/// Calls still out at the slow-call threshold open the breaker then — a threshold after
+/// the stall began, with no call having come back — not when they time out.
+#[tokio::test(start_paused = true)]
+async fn calls_out_past_the_slow_threshold_open_the_breaker_before_any_times_out() {
+    let config = GuardConfig {
+        timeout: Duration::from_secs(3),
+        breaker: Some(BreakerConfig {
+            window: 4,
+            min_calls: 2,
+            slow_call_ms: 1_000,
+            slow_call_rate: 50,
+            ..BreakerConfig::default()
+        }),
+        ..GuardConfig::default()
+    };
+    let guard = Arc::new(guard(config).0);
+    let stalled: Vec<_> = (0..2)
+        .map(|_| {
+            let guard = guard.clone();
+            tokio::spawn(async move { guard.call(std::future::pending::<GatewayAnswer>()).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(999)).await;
+    assert_eq!(
+        guard.view().breaker.state.unwrap().state,
+        breaker::BreakerState::Closed
+    );
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    assert_eq!(
+        guard.view().breaker.state.unwrap().state,
+        breaker::BreakerState::Open,
+        "open a threshold in, while both calls are still out"
+    );
+    let refused = guard.call(async { APPROVED }).await;
+    assert_eq!(refused, Err(Refusal::CircuitOpen));
+    for call in stalled {
+        let answer = call.await.unwrap().unwrap();
+        assert!(
+            matches!(answer, GatewayAnswer::Unknown { .. }),
+            "{answer:?}"
+        );
+    }
+}

@@ -5,9 +5,18 @@
 //!   a failure rate or a slow-call rate at or above its threshold opens the breaker.
 //! - **Open** refuses every call until `open_ms` has passed, then the next call finds
 //!   it half-open.
-//! - **Half-open** lets `half_open_calls` probes through and refuses the rest. When all
-//!   of them have reported, the same rates decide: open again, or closed with a fresh
-//!   window.
+//! - **Half-open** lets probes through one at a time and refuses the rest. A probe that
+//!   fails or is slow re-opens it at once — so a gateway still down costs one probe a
+//!   cycle, not `half_open_calls` — and after `half_open_calls` probes in a row came back
+//!   fast and well, it closes with a fresh window.
+//!
+//! **In-flight evidence.** A call still in flight at `slow_call_ms` is already known to
+//! be slow: it counts as a slow call from that moment, not when it ends — so a stalled
+//! gateway opens the breaker a threshold after the stall began, not a timeout after —
+//! and when it then ends as a failure (a timeout), that same outcome becomes a failure:
+//! counted once. The caller tells the breaker the time on every permit request and view,
+//! and once more when a call passes the threshold ([`Breaker::overdue`]); between those
+//! moments nothing can change.
 //!
 //! Every transition starts a new *generation*, and every permit carries the generation
 //! it was admitted in. An outcome reported on a permit of an earlier generation is
@@ -19,6 +28,8 @@
 use std::collections::VecDeque;
 
 use serde::Serialize;
+
+use tally::{Judged, Tally};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BreakerConfig {
@@ -34,19 +45,24 @@ pub struct BreakerConfig {
     pub slow_call_rate: u8,
     /// How long it stays open before letting probes through.
     pub open_ms: u64,
-    /// Probes let through while half-open.
+    /// Probes, one after another, that must come back well before it closes.
     pub half_open_calls: u32,
 }
 
 impl Default for BreakerConfig {
-    /// The defaults the seed's experiments chose (`docs/design/guard.md`).
+    /// The defaults (`docs/design/guard.md`). The seed's were a 2 s threshold at a 100 %
+    /// slow-call rate: 20 slow calls in a row before it opens, which a stalled gateway at
+    /// 10 calls a second takes 4 s to supply, every one of them UNKNOWN. Counted in flight,
+    /// a call is slow a threshold after it left; at 1 s and 10 % (2 of the last 20) a stall
+    /// opens it 1.1 s in at that load. A healthy gateway's latency (the simulator's, 0–300
+    /// ms) never comes near 1 s, so jitter never opens it.
     fn default() -> Self {
         Self {
             window: 20,
             min_calls: 10,
             failure_rate: 50,
-            slow_call_ms: 2_000,
-            slow_call_rate: 100,
+            slow_call_ms: 1_000,
+            slow_call_rate: 10,
             open_ms: 10_000,
             half_open_calls: 3,
         }
@@ -86,6 +102,8 @@ pub struct Transition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BreakerPermit {
     generation: u64,
+    /// The call's number, in the order admitted.
+    call: u64,
 }
 
 /// How one admitted call went, as the breaker judges it.
@@ -100,45 +118,13 @@ pub struct CallResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CircuitOpen;
 
+/// A call admitted in the current generation and not yet back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Judged {
-    failed: bool,
-    slow: bool,
-}
-
-/// Outcomes counted in one state: a ring of the latest `capacity`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Tally {
-    outcomes: VecDeque<Judged>,
-    failures: u32,
-    slow: u32,
-}
-
-impl Tally {
-    fn push(&mut self, judged: Judged, capacity: u32) {
-        if self.outcomes.len() >= capacity as usize {
-            if let Some(oldest) = self.outcomes.pop_front() {
-                self.failures -= u32::from(oldest.failed);
-                self.slow -= u32::from(oldest.slow);
-            }
-        }
-        self.outcomes.push_back(judged);
-        self.failures += u32::from(judged.failed);
-        self.slow += u32::from(judged.slow);
-    }
-
-    fn calls(&self) -> u32 {
-        self.outcomes.len() as u32
-    }
-
-    /// Whether the rates call for opening, judged on at least `min_calls` outcomes.
-    fn trips(&self, config: &BreakerConfig, min_calls: u32) -> bool {
-        let calls = self.calls();
-        calls > 0
-            && calls >= min_calls
-            && (self.failures * 100 >= u32::from(config.failure_rate) * calls
-                || self.slow * 100 >= u32::from(config.slow_call_rate) * calls)
-    }
+struct InFlight {
+    call: u64,
+    started_ms: u64,
+    /// Counted as slow already, while in flight.
+    counted: bool,
 }
 
 /// What an operator sees of the breaker.
@@ -166,6 +152,9 @@ pub struct Breaker {
     opened_at_ms: u64,
     tally: Tally,
     probes_in_flight: u32,
+    /// The current generation's calls not yet back, in the order admitted.
+    in_flight: VecDeque<InFlight>,
+    next_call: u64,
 }
 
 impl Breaker {
@@ -177,6 +166,8 @@ impl Breaker {
             opened_at_ms: 0,
             tally: Tally::default(),
             probes_in_flight: 0,
+            in_flight: VecDeque::new(),
+            next_call: 0,
         }
     }
 
@@ -190,21 +181,64 @@ impl Breaker {
         &mut self,
         now_ms: u64,
     ) -> (Result<BreakerPermit, CircuitOpen>, Option<Transition>) {
-        let transition = self.open_wait_over(now_ms);
+        let transition = self.overdue(now_ms).or_else(|| self.open_wait_over(now_ms));
         let admitted = match self.state {
             BreakerState::Closed => true,
             BreakerState::Open => false,
             BreakerState::HalfOpen => {
-                let completed = self.tally.calls();
-                let admit = completed + self.probes_in_flight < self.config.half_open_calls;
+                let admit = self.probes_in_flight == 0;
                 self.probes_in_flight += u32::from(admit);
                 admit
             }
         };
         let permit = BreakerPermit {
             generation: self.generation,
+            call: self.next_call,
         };
+        if admitted {
+            self.next_call += 1;
+            self.in_flight.push_back(InFlight {
+                call: permit.call,
+                started_ms: now_ms,
+                counted: false,
+            });
+        }
         (admitted.then_some(permit).ok_or(CircuitOpen), transition)
+    }
+
+    /// When the next call in flight passes the slow-call threshold, if any is: the
+    /// caller calls [`Breaker::overdue`] then (or any time after) for it to count.
+    pub fn next_overdue_ms(&self) -> Option<u64> {
+        self.in_flight
+            .iter()
+            .find(|call| !call.counted)
+            .map(|call| call.started_ms.saturating_add(self.config.slow_call_ms))
+    }
+
+    /// Counts every call still in flight at `now_ms` that has passed the slow-call
+    /// threshold as a slow call, once. Returns the transition it caused, if any.
+    pub fn overdue(&mut self, now_ms: u64) -> Option<Transition> {
+        let slow_since = now_ms.checked_sub(self.config.slow_call_ms)?;
+        let overdue: Vec<u64> = self
+            .in_flight
+            .iter_mut()
+            .filter(|call| !call.counted && call.started_ms <= slow_since)
+            .map(|call| {
+                call.counted = true;
+                call.call
+            })
+            .collect();
+        for call in overdue {
+            let judged = Judged {
+                call: Some(call),
+                failed: false,
+                slow: true,
+            };
+            if let Some(transition) = self.count(judged, now_ms) {
+                return Some(transition);
+            }
+        }
+        None
     }
 
     /// Counts the outcome of an admitted call, unless it was admitted in an earlier
@@ -218,46 +252,81 @@ impl Breaker {
         if permit.generation != self.generation {
             return None;
         }
+        let flight = self.take_in_flight(permit)?;
+        if flight.counted {
+            // Already counted as slow: a failure now makes that outcome a failure too.
+            if !result.failed {
+                return None;
+            }
+            self.tally.fail(flight.call);
+            return match self.state {
+                BreakerState::Closed => self.closed_trips(now_ms),
+                BreakerState::HalfOpen => Some(self.move_to(BreakerState::Open, now_ms)),
+                BreakerState::Open => None,
+            };
+        }
         let judged = Judged {
+            call: None,
             failed: result.failed,
             slow: result.duration_ms >= self.config.slow_call_ms,
         };
+        self.count(judged, now_ms)
+    }
+
+    /// Counts one outcome in the current state: the transition it causes, if any.
+    fn count(&mut self, judged: Judged, now_ms: u64) -> Option<Transition> {
         match self.state {
             BreakerState::Closed => {
                 self.tally.push(judged, self.config.window);
-                self.tally
-                    .trips(&self.config, self.config.min_calls)
-                    .then(|| self.move_to(BreakerState::Open, now_ms))
+                self.closed_trips(now_ms)
             }
             BreakerState::HalfOpen => {
                 self.probes_in_flight = self.probes_in_flight.saturating_sub(1);
-                self.tally.push(judged, self.config.half_open_calls);
-                if self.tally.calls() < self.config.half_open_calls {
-                    return None;
+                if judged.failed || judged.slow {
+                    return Some(self.move_to(BreakerState::Open, now_ms));
                 }
-                let next = if self.tally.trips(&self.config, 1) {
-                    BreakerState::Open
-                } else {
-                    BreakerState::Closed
-                };
-                Some(self.move_to(next, now_ms))
+                self.tally.push(judged, self.config.half_open_calls);
+                (self.tally.calls() >= self.config.half_open_calls)
+                    .then(|| self.move_to(BreakerState::Closed, now_ms))
             }
-            // An open breaker admits nothing, so no permit of its generation exists.
+            // An open breaker admits nothing, so no call of its generation exists.
             BreakerState::Open => None,
         }
+    }
+
+    fn closed_trips(&mut self, now_ms: u64) -> Option<Transition> {
+        self.tally
+            .trips(&self.config, self.config.min_calls)
+            .then(|| self.move_to(BreakerState::Open, now_ms))
+    }
+
+    /// Takes `permit`'s call out of those in flight, if it is one of them.
+    fn take_in_flight(&mut self, permit: BreakerPermit) -> Option<InFlight> {
+        let index = self
+            .in_flight
+            .binary_search_by_key(&permit.call, |flight| flight.call)
+            .ok()?;
+        self.in_flight.remove(index)
     }
 
     /// Gives a permit back without an outcome: the call was not made or its result
     /// is lost. A half-open probe slot is freed; nothing is counted.
     pub fn release(&mut self, permit: BreakerPermit) {
-        if permit.generation == self.generation && self.state == BreakerState::HalfOpen {
+        if permit.generation != self.generation {
+            return;
+        }
+        let counted = self
+            .take_in_flight(permit)
+            .is_some_and(|flight| flight.counted);
+        // A probe counted while in flight has re-opened the breaker already.
+        if self.state == BreakerState::HalfOpen && !counted {
             self.probes_in_flight = self.probes_in_flight.saturating_sub(1);
         }
     }
 
     /// The state at `now_ms`, turning an open breaker half-open when its wait is over.
     pub fn observe(&mut self, now_ms: u64) -> (BreakerView, Option<Transition>) {
-        let transition = self.open_wait_over(now_ms);
+        let transition = self.overdue(now_ms).or_else(|| self.open_wait_over(now_ms));
         let view = BreakerView {
             state: self.state,
             generation: self.generation,
@@ -287,12 +356,16 @@ impl Breaker {
         self.generation += 1;
         self.tally = Tally::default();
         self.probes_in_flight = 0;
+        // Calls of the old generation no longer count, wherever they are.
+        self.in_flight.clear();
         if to == BreakerState::Open {
             self.opened_at_ms = now_ms;
         }
         transition
     }
 }
+
+mod tally;
 
 #[cfg(test)]
 mod tests;

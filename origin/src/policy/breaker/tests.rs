@@ -47,25 +47,37 @@ const SCRIPTS: &[(&str, &str)] = &[
         "+4 fail4 OPEN -3 @999 -1 OPEN @1 HALF_OPEN",
     ),
     (
-        "half-open lets the probes through and refuses the rest",
-        "+4 fail4 @1000 +2 -1 HALF_OPEN",
+        "half-open lets one probe through at a time and refuses the rest",
+        "+4 fail4 @1000 +1 -1 HALF_OPEN ok1 +1 -1 HALF_OPEN",
     ),
     (
         "successful probes close it",
-        "+4 fail4 @1000 +2 ok2 CLOSED +4 ok4 CLOSED",
+        "+4 fail4 @1000 +1 ok1 +1 ok1 CLOSED +4 ok4 CLOSED",
     ),
     (
         "a failed probe re-opens it",
-        "+4 fail4 @1000 +2 ok1 HALF_OPEN fail1 OPEN",
+        "+4 fail4 @1000 +1 ok1 HALF_OPEN +1 fail1 OPEN",
     ),
-    ("slow probes re-open it", "+4 fail4 @1000 +2 slow2 OPEN"),
+    ("a slow probe re-opens it", "+4 fail4 @1000 +1 slow1 OPEN"),
+    (
+        "a probe still out at the slow-call threshold re-opens it at once",
+        "+4 fail4 @1000 +1 @99 HALF_OPEN @1 OPEN",
+    ),
+    (
+        "calls in flight past the threshold count as slow before they end",
+        "+4 @99 CLOSED @1 OPEN",
+    ),
+    (
+        "a call counted slow in flight and then failed counts once",
+        "+3 @100 CLOSED fail3 CLOSED +1 ok1 OPEN",
+    ),
     (
         "re-opened, it waits the whole open time again",
-        "+4 fail4 @1000 +2 fail2 OPEN @999 -1 @1 +1 HALF_OPEN",
+        "+4 fail4 @1000 +1 fail1 OPEN @999 -1 @1 +1 HALF_OPEN",
     ),
     (
         "a probe given back frees its slot",
-        "+4 fail4 @1000 +2 rel1 +1 -1 ok2 CLOSED",
+        "+4 fail4 @1000 +1 rel1 +1 -1 ok1 +1 ok1 CLOSED",
     ),
     (
         "permits given back while closed count nothing",
@@ -73,15 +85,15 @@ const SCRIPTS: &[(&str, &str)] = &[
     ),
     (
         "closing starts a fresh window",
-        "+4 fail4 @1000 +2 ok2 CLOSED +3 fail3 CLOSED +1 fail1 OPEN",
+        "+4 fail4 @1000 +1 ok1 +1 ok1 CLOSED +3 fail3 CLOSED +1 fail1 OPEN",
     ),
     (
         "outcomes admitted before the close are ignored after it (seed run 1)",
-        "+8 fail4 OPEN @1000 +2 ok2 CLOSED fail4 CLOSED +1 ok1 CLOSED",
+        "+8 fail4 OPEN @1000 +1 ok1 +1 ok1 CLOSED fail4 CLOSED +1 ok1 CLOSED",
     ),
     (
         "outcomes admitted before the open are ignored while half-open",
-        "+6 fail4 OPEN @1000 +2 ^fail2 HALF_OPEN ok2 CLOSED",
+        "+6 fail4 OPEN @1000 +1 ^fail2 HALF_OPEN ok1 +1 ok1 CLOSED",
     ),
 ];
 
@@ -192,11 +204,10 @@ fn a_permit_of_an_earlier_state_given_back_frees_no_probe_slot() {
         };
         breaker.record(permit, fail, 0);
     }
-    let probes = [breaker.try_acquire(1_000).0, breaker.try_acquire(1_000).0];
-    assert!(probes.iter().all(Result::is_ok));
+    assert!(breaker.try_acquire(1_000).0.is_ok(), "the probe");
     breaker.release(old);
     assert_eq!(breaker.try_acquire(1_000).0, Err(CircuitOpen));
-    assert_eq!(breaker.observe(1_000).0.probes_in_flight, 2);
+    assert_eq!(breaker.observe(1_000).0.probes_in_flight, 1);
 }
 
 #[test]
@@ -266,4 +277,116 @@ fn an_open_breaker_shows_when_it_lets_probes_through() {
         (view.state, view.open_until_ms),
         (BreakerState::Open, Some(1_100))
     );
+}
+
+/// A scripted gateway under the default breaker: a call every `every_ms`, the `n`th taking
+/// `latency(n)` ms (`None`: it hangs until the 3 s timeout, a failure). The caller's side
+/// is played exactly as the guard plays it: the time is told on every permit request,
+/// when a call comes back, and at each call's slow-call threshold. Returns the calls
+/// admitted and the transitions, in order.
+fn scripted(
+    calls: u64,
+    every_ms: u64,
+    latency: impl Fn(u64) -> Option<u64>,
+) -> (Vec<u64>, Vec<Transition>) {
+    const TIMEOUT_MS: u64 = 3_000;
+    let mut breaker = Breaker::new(BreakerConfig::default());
+    let slow_ms = breaker.config().slow_call_ms;
+    // (time, order, what): 0 a call asked for, 1 a threshold reached, 2 a call back.
+    let mut events: Vec<(u64, u8, u64)> = (0..calls).map(|n| (n * every_ms, 0, n)).collect();
+    let mut permits = std::collections::HashMap::new();
+    let (mut admitted, mut transitions) = (Vec::new(), Vec::new());
+    events.sort_unstable();
+    let mut next = 0;
+    while next < events.len() {
+        let (at, kind, n) = events[next];
+        next += 1;
+        let transition = match kind {
+            0 => {
+                let (permit, transition) = breaker.try_acquire(at);
+                if let Ok(permit) = permit {
+                    admitted.push(n);
+                    permits.insert(n, permit);
+                    let took = latency(n).map_or(TIMEOUT_MS, |ms| ms.min(TIMEOUT_MS));
+                    let mut later = vec![(at + took, 2, n)];
+                    if took > slow_ms {
+                        later.push((at + slow_ms, 1, n));
+                    }
+                    for event in later {
+                        let place = events[next..].partition_point(|e| *e < event) + next;
+                        events.insert(place, event);
+                    }
+                }
+                transition
+            }
+            1 => breaker.overdue(at),
+            _ => permits.remove(&n).and_then(|permit| {
+                let result = CallResult {
+                    failed: latency(n).is_none(),
+                    duration_ms: latency(n).map_or(TIMEOUT_MS, |ms| ms.min(TIMEOUT_MS)),
+                };
+                breaker.record(permit, result, at)
+            }),
+        };
+        transitions.extend(transition);
+    }
+    (admitted, transitions)
+}
+
+/// A deterministic stream of latencies, uniform in 0..=max (xorshift).
+fn jitter(seed: u64, max: u64) -> impl Fn(u64) -> Option<u64> {
+    move |n| {
+        let mut x = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        Some(x % (max + 1))
+    }
+}
+
+#[test]
+fn a_healthy_gateway_whose_latency_jitters_never_opens_it() {
+    for seed in [1, 2, 3] {
+        let (admitted, transitions) = scripted(10_000, 10, jitter(seed, 300));
+        assert_eq!(admitted.len(), 10_000, "seed {seed}");
+        assert!(transitions.is_empty(), "seed {seed}: {transitions:?}");
+    }
+}
+
+/// The seed's experiment 3 at its load: 10 calls a second, healthy, then a gateway that
+/// answers nothing from 5 s on. Counted in flight, the second slow call opens it 1.1 s
+/// into the stall (at the seed's 2 s and 100 %, the twentieth: 3.9 s in), so 11 calls
+/// left for the stalled gateway; every later call is refused until the half-open probe.
+#[test]
+fn a_stalled_gateway_opens_it_a_threshold_after_the_stall() {
+    let stalled_from = 50;
+    let latency = |n: u64| (n < stalled_from).then_some(40);
+    let (admitted, transitions) = scripted(100, 100, latency);
+    let opened = transitions
+        .iter()
+        .find(|t| t.to == BreakerState::Open)
+        .expect("it opens");
+    assert_eq!(opened.at_ms, 5_000 + 1_100);
+    let sent_to_the_stall = admitted.iter().filter(|n| **n >= stalled_from).count();
+    assert_eq!(sent_to_the_stall, 11);
+}
+
+/// A half-open probe that is still out at the threshold re-opens it then, not at the
+/// timeout; a gateway still down costs one probe a cycle.
+#[test]
+fn a_stalled_probe_re_opens_it_at_the_threshold() {
+    let (admitted, transitions) = scripted(300, 100, |n| (n < 50).then_some(40));
+    let states: Vec<(BreakerState, u64)> = transitions.iter().map(|t| (t.to, t.at_ms)).collect();
+    assert_eq!(
+        states[..5],
+        [
+            (BreakerState::Open, 6_100),
+            (BreakerState::HalfOpen, 16_100),
+            (BreakerState::Open, 17_100),
+            (BreakerState::HalfOpen, 27_100),
+            (BreakerState::Open, 28_100),
+        ]
+    );
+    let probes = admitted.iter().filter(|n| **n >= 61).count();
+    assert_eq!(probes, 2, "one probe a cycle: {admitted:?}");
 }
