@@ -1,8 +1,9 @@
 //! The circuit breaker as a pure state machine: no clock, no locks, no I/O. The caller
 //! passes the time (milliseconds from any fixed origin) and reports every outcome.
 //!
-//! - **Closed** keeps the last `window` outcomes. Once at least `min_calls` are in it,
-//!   a failure rate or a slow-call rate at or above its threshold opens the breaker.
+//! - **Closed** keeps the last `window` outcomes. Once at least `min_calls` are in it, a
+//!   failure rate at or above its threshold opens the breaker; so does a slow-call rate,
+//!   once at least `min_calls` are in it or still out.
 //! - **Open** refuses every call until `open_ms` has passed, then the next call finds
 //!   it half-open.
 //! - **Half-open** lets probes through one at a time and refuses the rest. A probe that
@@ -35,7 +36,8 @@ use tally::{Judged, Tally};
 pub struct BreakerConfig {
     /// How many of the latest outcomes the closed state judges by.
     pub window: u32,
-    /// Fewer outcomes than this in the window never open the breaker.
+    /// Fewer calls than this in the window, counting those still out, never open the
+    /// breaker.
     pub min_calls: u32,
     /// Percent of failed calls that opens it (1–100).
     pub failure_rate: u8,
@@ -294,9 +296,14 @@ impl Breaker {
         }
     }
 
+    /// Whether the closed state's rates call for opening. For the slow-call rate, calls
+    /// still out count towards `min_calls` — traffic the breaker has seen — though not in
+    /// the rate itself: so a gateway that stalls with the window still empty opens the
+    /// breaker at the first call judged slow, once `min_calls` have been sent.
     fn closed_trips(&mut self, now_ms: u64) -> Option<Transition> {
+        let pending = self.in_flight.iter().filter(|call| !call.counted).count() as u32;
         self.tally
-            .trips(&self.config, self.config.min_calls)
+            .trips(&self.config, self.config.min_calls, pending)
             .then(|| self.move_to(BreakerState::Open, now_ms))
     }
 

@@ -50,11 +50,16 @@ impl Tally {
     }
 
     /// Whether the rates call for opening, judged on at least `min_calls` outcomes.
-    pub(super) fn trips(&self, config: &BreakerConfig, min_calls: u32) -> bool {
+    /// Whether the rates call for opening, judged on the outcomes counted: the failure
+    /// rate once they are at least `min_calls`; the slow-call rate once they and
+    /// `pending` — calls still out and not yet judged — are (a call still out is not yet
+    /// slow, but it is traffic seen; a failure needs outcomes to be judged against).
+    pub(super) fn trips(&self, config: &BreakerConfig, min_calls: u32, pending: u32) -> bool {
         let calls = self.calls();
-        calls > 0
-            && calls >= min_calls
-            && (self.failures * 100 >= u32::from(config.failure_rate) * calls
-                || self.slow * 100 >= u32::from(config.slow_call_rate) * calls)
+        let failing =
+            calls >= min_calls && self.failures * 100 >= u32::from(config.failure_rate) * calls;
+        let slow = calls + pending >= min_calls
+            && self.slow * 100 >= u32::from(config.slow_call_rate) * calls;
+        calls > 0 && (failing || slow)
     }
 }

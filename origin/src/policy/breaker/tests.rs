@@ -68,6 +68,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "+4 @99 CLOSED @1 OPEN",
     ),
     (
+        "a stall with the window empty opens it at the first slow call, min calls sent",
+        "+1 @50 +3 @49 CLOSED @1 OPEN",
+    ),
+    (
         "a call counted slow in flight and then failed counts once",
         "+3 @100 CLOSED fail3 CLOSED +1 ok1 OPEN",
     ),
@@ -369,6 +373,19 @@ fn a_stalled_gateway_opens_it_a_threshold_after_the_stall() {
     assert_eq!(opened.at_ms, 5_000 + 1_100);
     let sent_to_the_stall = admitted.iter().filter(|n| **n >= stalled_from).count();
     assert_eq!(sent_to_the_stall, 11);
+}
+
+/// Experiment 3's shape: the gateway stalls from the first call, the window empty. The
+/// first call judged slow opens it at 1 s, ten calls having been sent (`min_calls`): ten
+/// UNKNOWN, where a breaker that waits for outcomes has sent thirty by its first timeout.
+#[test]
+fn a_gateway_stalled_from_the_start_opens_it_at_the_first_slow_call() {
+    let (admitted, transitions) = scripted(100, 100, |_| None);
+    assert_eq!(transitions[0].to, BreakerState::Open);
+    assert_eq!(transitions[0].at_ms, 1_000);
+    // The call asked for at 1,000 ms itself is sent or not as the two meet.
+    let before_it_opened = admitted.iter().filter(|n| **n <= 10).count();
+    assert!((10..=11).contains(&before_it_opened), "{admitted:?}");
 }
 
 /// A half-open probe that is still out at the threshold re-opens it then, not at the
