@@ -11,7 +11,7 @@ use harness::signed::now_ms;
 use reqwest::StatusCode;
 use rules::signing::SignedRequest;
 use serde_json::{json, Value};
-use support::System;
+use support::{order_body, System, OPERATOR_TOKEN};
 
 async fn confirm(system: &System, order_id: &str) -> (StatusCode, Value) {
     system.confirm_order(order_id).await
@@ -300,4 +300,61 @@ async fn past_its_request_cap_the_api_sheds_at_once_while_metrics_answer() {
     let shed_count = r#"origin_http_requests_total{method="GET",route="/payments",status="503"} 1"#;
     assert!(metrics.contains(shed_count), "{metrics}");
     assert_eq!(recent_payments(&system).await.status(), StatusCode::OK);
+}
+
+/// An operator's setting of the breaker, made on one instance, is in force on another
+/// instance on the same PostgreSQL database within a second, and survives a restart.
+#[tokio::test]
+async fn a_breaker_setting_reaches_every_instance_within_a_second_and_survives_a_restart() {
+    let mut system = System::backend_on_postgres(&[]).await;
+    let second = system.second_origin.clone().expect("a second instance");
+    let set = system
+        .http
+        .post(format!("{}/admin/guard/breaker", system.origin_admin))
+        .bearer_auth(OPERATOR_TOKEN)
+        .json(&json!({"state": "FORCED_OPEN", "reason": "PG incident 42"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(set.status(), StatusCode::OK);
+    let set_at = std::time::Instant::now();
+    eventually(
+        "the second instance follows the setting",
+        Duration::from_secs(1),
+        Duration::from_millis(50),
+        || async {
+            let guard = system.operator_get_at(&second, "/admin/guard").await;
+            let control = &guard["breaker"]["control"];
+            (control["mode"] == "FORCED_OPEN" && control["reason"] == "PG incident 42")
+                .then_some(())
+                .ok_or_else(|| control.to_string())
+        },
+    )
+    .await;
+    println!("the second instance followed in {:?}", set_at.elapsed());
+    let (status, payment) = {
+        let response = system
+            .try_confirm_at(
+                &second,
+                "user-1",
+                Some("key-forced"),
+                &order_body("o-forced"),
+            )
+            .await
+            .unwrap();
+        (
+            response.status(),
+            response.json::<serde_json::Value>().await.unwrap(),
+        )
+    };
+    assert_eq!(status, reqwest::StatusCode::CREATED);
+    assert_eq!(payment["failureReason"], "CIRCUIT_OPEN");
+    assert_eq!(system.ledger().await["requestCount"], 0);
+
+    system.restart_origin().await;
+    let guard = system.operator_get("/admin/guard").await;
+    assert_eq!(
+        guard["breaker"]["control"]["mode"], "FORCED_OPEN",
+        "{guard}"
+    );
 }

@@ -16,7 +16,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::policy::breaker::{BreakerState, Transition};
+use crate::policy::breaker::{BreakerMode, BreakerState, Transition};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StatusLabel {
@@ -44,6 +44,12 @@ struct ResultLabel {
 struct StateLabel {
     guard: &'static str,
     state: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ModeLabel {
+    guard: &'static str,
+    mode: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -89,6 +95,7 @@ pub struct Metrics {
     gateway_calls: Family<ResultLabel, Histogram>,
     refusals: Family<ReasonLabel, Counter>,
     breaker_state: Family<StateLabel, IntGauge>,
+    breaker_mode: Family<ModeLabel, IntGauge>,
     breaker_transitions: Family<TransitionLabel, Counter>,
     idempotency: Family<IdempotencyLabel, Counter>,
     db_retries: Family<OperationLabel, Counter>,
@@ -145,6 +152,13 @@ impl Default for Metrics {
             "breaker_state",
             "1 for the circuit breaker's current state, 0 for the others",
             breaker_state.clone(),
+        );
+        let breaker_mode = Family::<ModeLabel, IntGauge>::default();
+        registry.register(
+            "breaker_mode",
+            "1 for the operator's setting of the breaker (AUTO, FORCED_OPEN, DISABLED) in \
+             force, 0 for the others; present once an operator set one",
+            breaker_mode.clone(),
         );
         let breaker_transitions = Family::<TransitionLabel, Counter>::default();
         registry.register(
@@ -224,6 +238,7 @@ impl Default for Metrics {
             gateway_calls,
             refusals,
             breaker_state,
+            breaker_mode,
             breaker_transitions,
             idempotency,
             db_retries,
@@ -277,6 +292,18 @@ impl Metrics {
                     state: state.as_str(),
                 })
                 .set(i64::from(state == current));
+        }
+    }
+
+    /// The operator's setting of `guard`'s breaker now in force.
+    pub fn breaker_mode(&self, guard: &'static str, current: BreakerMode) {
+        for mode in BreakerMode::ALL {
+            self.breaker_mode
+                .get_or_create(&ModeLabel {
+                    guard,
+                    mode: mode.as_str(),
+                })
+                .set(i64::from(mode == current));
         }
     }
 

@@ -16,6 +16,7 @@ use crate::idempotency;
 use crate::metrics::Metrics;
 use crate::operator_auth::OperatorGate;
 use crate::overload::Capacity;
+use crate::policy::breaker::BreakerConfig;
 use crate::recovery::Recovery;
 use crate::routes::{admin_app, app, metrics_app};
 use crate::state::AppState;
@@ -32,7 +33,9 @@ pub const RECOVER_GUARD: &str = "recover";
 const RECOVER_BULKHEAD: u32 = 16;
 
 /// The recovery job over `store`, with a guard of its own: the confirm path's timeout
-/// and breaker settings, its own bulkhead, no limiter.
+/// and breaker settings but for slowness — a slow status answer is still an answer, and
+/// the recovery breaker is there to stop questions to a PG that gives none, so it judges
+/// failures (timeouts among them) only — its own bulkhead, no limiter.
 pub fn recovery(
     config: &OriginConfig,
     store: Arc<dyn store::Store>,
@@ -41,6 +44,11 @@ pub fn recovery(
     let guard = GuardConfig {
         bulkhead: RECOVER_BULKHEAD,
         limiter: crate::policy::limiter::LimiterConfig::Off,
+        breaker: config.guard.breaker.map(|breaker| BreakerConfig {
+            slow_call_ms: config.guard.timeout.as_millis() as u64,
+            slow_call_rate: 100,
+            ..breaker
+        }),
         ..config.guard
     };
     Ok(Recovery::new(
@@ -95,6 +103,11 @@ pub async fn serve(
         recovery: recovery.clone(),
         callback_secret: config.callback_secret.as_deref().map(Arc::from),
     };
+    let follow = tokio::spawn(crate::guard::control::follow(
+        state.guard.clone(),
+        APPROVE_GUARD,
+        store.clone(),
+    ));
     let purge = tokio::spawn(idempotency::purge_expired(store, metrics.clone()));
     let recover = tokio::spawn(recovery.run_every_interval());
     let api = TcpListener::bind(config.listen)
@@ -146,6 +159,7 @@ pub async fn serve(
     );
     purge.abort();
     recover.abort();
+    follow.abort();
     if let Some(purge_nonces) = purge_nonces {
         purge_nonces.abort();
     }

@@ -17,6 +17,7 @@
 //! it is over (it may have reached the PG, so it still counts for a window).
 
 mod answer;
+pub mod control;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -31,9 +32,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::metrics::Metrics;
 use crate::policy::breaker::{
-    self, Breaker, BreakerConfig, BreakerPermit, BreakerView, CallResult, Transition,
+    self, Breaker, BreakerConfig, BreakerMode, BreakerPermit, BreakerView, CallResult, Transition,
 };
 use crate::policy::limiter::{Limiter, LimiterConfig};
+use crate::store::BreakerControl;
 pub use answer::Answer;
 
 /// How many transitions `GET /admin/guard` shows.
@@ -92,6 +94,8 @@ pub struct GatewayGuard {
     breaker: Option<Mutex<Breaker>>,
     /// `None` when it is off: no lock on a call's path.
     limiter: Option<Mutex<Limiter>>,
+    /// The operator's setting of the breaker; `None`: never set, the breaker decides.
+    control: Mutex<Option<BreakerControl>>,
     transitions: Mutex<VecDeque<Transition>>,
     metrics: Arc<Metrics>,
 }
@@ -108,6 +112,7 @@ impl GatewayGuard {
             limiter: (config.limiter != LimiterConfig::Off)
                 .then(|| Mutex::new(Limiter::new(config.limiter))),
             transitions: Mutex::new(VecDeque::new()),
+            control: Mutex::new(None),
             metrics,
         };
         if guard.breaker.is_some() {
@@ -133,11 +138,8 @@ impl GatewayGuard {
         let mut call = std::pin::pin!(call);
         // A call still out at the slow-call threshold is slow from then on: the breaker
         // hears of it at once, not when it times out.
-        let answer = match self
-            .config
-            .breaker
-            .map(|c| Duration::from_millis(c.slow_call_ms))
-        {
+        let judged = permit.breaker.and(self.config.breaker);
+        let answer = match judged.map(|c| Duration::from_millis(c.slow_call_ms)) {
             Some(slow) if slow < timeout => match tokio::time::timeout(slow, &mut call).await {
                 Ok(answer) => answer,
                 Err(_) => {
@@ -185,6 +187,7 @@ impl GatewayGuard {
             },
             breaker: BreakerStatus {
                 enabled: breaker.is_some(),
+                control: lock(&self.control).clone(),
                 now_ms: self.now_ms(),
                 state: breaker,
                 transitions: lock(&self.transitions).iter().copied().collect(),
@@ -207,11 +210,45 @@ impl GatewayGuard {
         }
     }
 
+    /// Applies an operator's setting of the breaker (from this instance's route or from
+    /// the database every instance follows); a setting already applied changes nothing.
+    /// Back to `AUTO`, the breaker starts afresh, closed.
+    pub fn apply_control(&self, control: BreakerControl) {
+        let mut current = lock(&self.control);
+        if current.as_ref() == Some(&control) {
+            return;
+        }
+        tracing::warn!(
+            guard = self.name,
+            mode = control.mode.as_str(),
+            reason = %control.reason,
+            by = %control.by,
+            at_ms = control.at_ms,
+            "an operator set the circuit breaker"
+        );
+        if control.mode == BreakerMode::Auto {
+            if let Some(breaker) = &self.breaker {
+                let transition = lock(breaker).reset(self.now_ms());
+                self.note(transition);
+            }
+        }
+        self.metrics.breaker_mode(self.name, control.mode);
+        *current = Some(control);
+    }
+
+    /// The operator's setting: `AUTO` when none was ever made.
+    fn mode(&self) -> BreakerMode {
+        lock(&self.control)
+            .as_ref()
+            .map_or(BreakerMode::Auto, |control| control.mode)
+    }
+
     fn admit(&self) -> Result<Permit<'_>, Refusal> {
         let now_ms = self.now_ms();
-        let breaker = match &self.breaker {
-            None => None,
-            Some(breaker) => {
+        let breaker = match (&self.breaker, self.mode()) {
+            (_, BreakerMode::ForcedOpen) => return Err(Refusal::CircuitOpen),
+            (None, _) | (_, BreakerMode::Disabled) => None,
+            (Some(breaker), BreakerMode::Auto) => {
                 let (permit, transition) = lock(breaker).try_acquire(now_ms);
                 self.note(transition);
                 Some(permit.map_err(|_| Refusal::CircuitOpen)?)
@@ -334,6 +371,9 @@ pub struct BulkheadView {
 #[serde(rename_all = "camelCase")]
 pub struct BreakerStatus {
     pub enabled: bool,
+    /// The operator's setting, with who, why and when; absent: never set (`AUTO`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<BreakerControl>,
     /// The guard's clock (ms since start), the time base of `openUntilMs` and `atMs`.
     pub now_ms: u64,
     #[serde(flatten)]

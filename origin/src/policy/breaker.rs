@@ -91,6 +91,34 @@ impl BreakerState {
     }
 }
 
+/// What an operator has set the breaker to: [`BreakerMode::Auto`] is the state machine
+/// below; [`BreakerMode::ForcedOpen`] refuses every call; [`BreakerMode::Disabled`] lets
+/// every call through and records nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BreakerMode {
+    Auto,
+    ForcedOpen,
+    Disabled,
+}
+
+impl BreakerMode {
+    pub const ALL: [Self; 3] = [Self::Auto, Self::ForcedOpen, Self::Disabled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "AUTO",
+            Self::ForcedOpen => "FORCED_OPEN",
+            Self::Disabled => "DISABLED",
+        }
+    }
+
+    /// The mode a stored or sent name means.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|mode| mode.as_str() == name)
+    }
+}
+
 /// A change of state, at `at_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -314,6 +342,18 @@ impl Breaker {
             .binary_search_by_key(&permit.call, |flight| flight.call)
             .ok()?;
         self.in_flight.remove(index)
+    }
+
+    /// Starts afresh, closed with an empty window: what an operator's return to
+    /// [`BreakerMode::Auto`] does. The transition, unless it was closed already.
+    pub fn reset(&mut self, now_ms: u64) -> Option<Transition> {
+        if self.state == BreakerState::Closed {
+            self.tally = Tally::default();
+            self.in_flight.clear();
+            self.generation += 1;
+            return None;
+        }
+        Some(self.move_to(BreakerState::Closed, now_ms))
     }
 
     /// Gives a permit back without an outcome: the call was not made or its result

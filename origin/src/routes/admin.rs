@@ -3,16 +3,20 @@
 
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::guard::GuardView;
+use crate::policy::breaker::BreakerMode;
 use crate::recovery::CycleReport;
+use crate::server::APPROVE_GUARD;
 use crate::state::AppState;
-use crate::store::{EventSpec, EventView, Payment, PaymentStatus, StoreError};
+use crate::store::{BreakerControl, EventSpec, EventView, Payment, PaymentStatus, StoreError};
 
 /// The most payments `GET /admin/payments` lists.
 const MAX_LISTED: u32 = 1_000;
@@ -159,3 +163,54 @@ pub async fn get_event(
             message: "no event has this eventId",
         })
 }
+
+/// `POST /admin/guard/breaker` `{state, reason}`: an operator sets the approval guard's
+/// breaker — `FORCED_OPEN` refuses every call, `DISABLED` lets every call through and
+/// records nothing, `AUTO` hands it back to the breaker, closed and fresh. Stored, so
+/// every instance on the database follows within a second and a restart keeps it.
+pub async fn set_breaker(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Json<GuardsView>, ApiError> {
+    let operator = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip().to_string());
+    // Read whole, within its bound, before the request reached here.
+    let body = axum::body::to_bytes(request.into_body(), rules::confirm::MAX_BODY_BYTES)
+        .await
+        .map_err(ApiError::internal)?;
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Setting {
+        state: String,
+        reason: String,
+    }
+    let invalid = |message: &str| ApiError::BadRequest {
+        code: "INVALID_REQUEST",
+        message: message.to_owned(),
+    };
+    let setting: Setting = serde_json::from_slice(&body)
+        .map_err(|_| invalid("the body must be {\"state\": \"FORCED_OPEN\" | \"DISABLED\" | \"AUTO\", \"reason\": \"…\"}"))?;
+    let mode = BreakerMode::from_name(&setting.state)
+        .ok_or_else(|| invalid("`state` must be FORCED_OPEN, DISABLED or AUTO"))?;
+    let reason = setting.reason.trim();
+    if reason.is_empty() || reason.len() > MAX_REASON_LEN {
+        return Err(invalid("`reason` must say why, in 1 to 500 bytes"));
+    }
+    let control = BreakerControl {
+        mode,
+        reason: reason.to_owned(),
+        by: operator.unwrap_or_else(|| "operator".to_owned()),
+        at_ms: now_ms(),
+    };
+    state
+        .store
+        .set_breaker_control(APPROVE_GUARD, &control)
+        .await?;
+    state.guard.apply_control(control);
+    Ok(guard(State(state)).await)
+}
+
+/// The longest reason an operator may give.
+const MAX_REASON_LEN: usize = 500;

@@ -84,6 +84,7 @@ const OPERATOR_REQUESTS_AT_ONCE: u32 = 32;
 pub fn admin_app(state: AppState) -> Router {
     let operator = Router::new()
         .route("/admin/guard", get(admin::guard))
+        .route("/admin/guard/breaker", post(admin::set_breaker))
         .route("/admin/payments", get(admin::payments))
         .route("/admin/recovery/run", post(admin::run_recovery))
         .route("/admin/events", post(admin::put_event))

@@ -4,6 +4,7 @@
 //! is for several origin instances sharing one database. [`open`] chooses by the URL's
 //! scheme.
 
+mod controls;
 mod events;
 mod idempotency;
 mod nonces;
@@ -84,6 +85,16 @@ pub trait Store: Send + Sync + 'static {
 
     /// Forgets the nonces that expired before `now_ms`; returns how many.
     async fn purge_edge_nonces(&self, now_ms: i64) -> Result<u64, StoreError>;
+
+    /// The operator's setting of `guard`'s breaker, if one was ever made.
+    async fn breaker_control(&self, guard: &str) -> Result<Option<BreakerControl>, StoreError>;
+
+    /// Sets `guard`'s breaker as an operator asked, for every instance on the database.
+    async fn set_breaker_control(
+        &self,
+        guard: &str,
+        control: &BreakerControl,
+    ) -> Result<(), StoreError>;
 
     /// The payment with this id.
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError>;

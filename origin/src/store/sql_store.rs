@@ -2,7 +2,7 @@
 //! default) or PostgreSQL (`postgres.rs`, for several instances sharing one database).
 //! Almost every query is written once, by area (`payments.rs`, `idempotency.rs`,
 //! `recovery.rs`, `events.rs`, `reconciliation.rs`, `payment_keys.rs`, `users.rs`,
-//! `nonces.rs`);
+//! `nonces.rs`, `controls.rs`);
 //! a backend writes only what differs — its [`Dialect`]: taking an event's last unit,
 //! setting an event's stock, the lock a recovery claim takes — and how it opens.
 
@@ -11,8 +11,8 @@ use sqlx::{Database, Pool};
 
 use super::sql::{sql_bounds, Sql};
 use super::{
-    Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome, Payment,
-    PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
+    BreakerControl, Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome,
+    Payment, PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
 };
 use crate::crypto::FieldCipher;
 use crate::policy::recovery::Decision;
@@ -128,6 +128,18 @@ sql_bounds! {
 
     async fn purge_edge_nonces(&self, now_ms: i64) -> Result<u64, StoreError> {
         self.sql().purge_edge_nonces(now_ms).await
+    }
+
+    async fn breaker_control(&self, guard: &str) -> Result<Option<BreakerControl>, StoreError> {
+        self.sql().breaker_control(guard).await
+    }
+
+    async fn set_breaker_control(
+        &self,
+        guard: &str,
+        control: &BreakerControl,
+    ) -> Result<(), StoreError> {
+        self.sql().set_breaker_control(guard, control).await
     }
 
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {

@@ -5,6 +5,7 @@ use rules::confirm::REDACTED;
 use serde::Serialize;
 
 use crate::crypto::CryptoError;
+use crate::policy::breaker::BreakerMode;
 use crate::policy::recovery::RecoveryState;
 
 /// Where a payment stands. Only `Pending` and `Unknown` may still change.
@@ -109,6 +110,17 @@ impl std::fmt::Debug for NewPayment {
             .field("now_ms", &self.now_ms)
             .finish()
     }
+}
+
+/// An operator's setting of a guard's breaker, shared by every instance on the database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BreakerControl {
+    pub mode: BreakerMode,
+    pub reason: String,
+    /// Who set it: the operator's address.
+    pub by: String,
+    pub at_ms: i64,
 }
 
 /// What TX 2 records: the settled status of a pending payment.
