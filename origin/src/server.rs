@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use crate::config::OriginConfig;
 use crate::edge_signature::{purge_stale_nonces, EdgeVerifier};
 use crate::gateway::GatewayClient;
-use crate::guard::{GatewayGuard, GuardConfig};
+use crate::guard::{GatewayGuard, GuardConfig, APPROVE_GUARD, RECOVER_GUARD};
 use crate::idempotency;
 use crate::metrics::Metrics;
 use crate::operator_auth::OperatorGate;
@@ -22,12 +22,6 @@ use crate::routes::{admin_app, app, metrics_app};
 use crate::state::AppState;
 use crate::store;
 use crate::users::Passwords;
-
-/// The name of the guard in front of approval calls, in metrics and `/admin/guard`.
-pub const APPROVE_GUARD: &str = "approve";
-
-/// The name of the recovery job's own guard.
-pub const RECOVER_GUARD: &str = "recover";
 
 /// PG status questions the recovery job has in flight at most.
 const RECOVER_BULKHEAD: u32 = 16;
@@ -45,8 +39,7 @@ pub fn recovery(
         bulkhead: RECOVER_BULKHEAD,
         limiter: crate::policy::limiter::LimiterConfig::Off,
         breaker: config.guard.breaker.map(|breaker| BreakerConfig {
-            slow_call_ms: config.guard.timeout.as_millis() as u64,
-            slow_call_rate: 100,
+            slow_call_ms: u64::MAX,
             ..breaker
         }),
         ..config.guard
@@ -103,6 +96,10 @@ pub async fn serve(
         recovery: recovery.clone(),
         callback_secret: config.callback_secret.as_deref().map(Arc::from),
     };
+    // The operator's setting is in force before the first request is served.
+    if let Ok(Some(control)) = store.breaker_control(APPROVE_GUARD).await {
+        state.guard.apply_control(control);
+    }
     let follow = tokio::spawn(crate::guard::control::follow(
         state.guard.clone(),
         APPROVE_GUARD,

@@ -1,13 +1,14 @@
 //! The operator's setting of a guard's breaker, followed from the database every instance
-//! shares: each instance reads it every [`FOLLOW_EVERY`], so a setting made on one is in
-//! force on all within a second, and at start, so a restart keeps it. One small read a
-//! half-second per instance is its cost.
+//! shares: each instance reads it every [`FOLLOW_EVERY`] (and once before it serves,
+//! `server.rs`), so a setting made on one is in force on all within a second and a
+//! restart keeps it. One small read a half-second per instance is its cost.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::GatewayGuard;
-use crate::store::Store;
+use super::{lock, GatewayGuard};
+use crate::policy::breaker::BreakerMode;
+use crate::store::{BreakerControl, Store};
 
 /// How often an instance reads the setting.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(500);
@@ -17,6 +18,8 @@ pub const FOLLOW_EVERY: Duration = Duration::from_millis(500);
 /// next tick.
 pub async fn follow(guard: Arc<GatewayGuard>, name: &'static str, store: Arc<dyn Store>) {
     let mut every = tokio::time::interval(FOLLOW_EVERY);
+    // A slow read is not made up for with a burst of reads.
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;
         match store.breaker_control(name).await {
@@ -24,5 +27,45 @@ pub async fn follow(guard: Arc<GatewayGuard>, name: &'static str, store: Arc<dyn
             Ok(None) => {}
             Err(err) => tracing::warn!(error = %err, "could not read the breaker's setting"),
         }
+    }
+}
+
+impl GatewayGuard {
+    /// Applies an operator's setting of the breaker (from this instance's route or from
+    /// the database every instance follows); a setting no newer than the one in force
+    /// changes nothing.
+    /// Back to `AUTO`, the breaker starts afresh, closed.
+    pub fn apply_control(&self, control: BreakerControl) {
+        let mut current = lock(&self.control);
+        // Read before a newer setting was made here, an older one arrives late: ignored.
+        if current
+            .as_ref()
+            .is_some_and(|current| current.version >= control.version)
+        {
+            return;
+        }
+        tracing::warn!(
+            guard = self.name,
+            mode = control.mode.as_str(),
+            reason = %control.reason,
+            by = %control.by,
+            at_ms = control.at_ms,
+            "an operator set the circuit breaker"
+        );
+        if control.mode == BreakerMode::Auto {
+            if let Some(breaker) = &self.breaker {
+                let transition = lock(breaker).reset(self.now_ms());
+                self.note(transition);
+            }
+        }
+        self.metrics.breaker_mode(self.name, control.mode);
+        *current = Some(control);
+    }
+
+    /// The operator's setting: `AUTO` when none was ever made.
+    pub(super) fn mode(&self) -> BreakerMode {
+        lock(&self.control)
+            .as_ref()
+            .map_or(BreakerMode::Auto, |control| control.mode)
     }
 }

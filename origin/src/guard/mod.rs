@@ -38,6 +38,13 @@ use crate::policy::limiter::{Limiter, LimiterConfig};
 use crate::store::BreakerControl;
 pub use answer::Answer;
 
+/// The name of the guard in front of approval calls, in metrics, `/admin/guard` and its
+/// operator's setting.
+pub const APPROVE_GUARD: &str = "approve";
+
+/// The name of the recovery job's own guard.
+pub const RECOVER_GUARD: &str = "recover";
+
 /// How many transitions `GET /admin/guard` shows.
 const TRANSITIONS_KEPT: usize = 20;
 
@@ -208,39 +215,6 @@ impl GatewayGuard {
                 })
                 .collect(),
         }
-    }
-
-    /// Applies an operator's setting of the breaker (from this instance's route or from
-    /// the database every instance follows); a setting already applied changes nothing.
-    /// Back to `AUTO`, the breaker starts afresh, closed.
-    pub fn apply_control(&self, control: BreakerControl) {
-        let mut current = lock(&self.control);
-        if current.as_ref() == Some(&control) {
-            return;
-        }
-        tracing::warn!(
-            guard = self.name,
-            mode = control.mode.as_str(),
-            reason = %control.reason,
-            by = %control.by,
-            at_ms = control.at_ms,
-            "an operator set the circuit breaker"
-        );
-        if control.mode == BreakerMode::Auto {
-            if let Some(breaker) = &self.breaker {
-                let transition = lock(breaker).reset(self.now_ms());
-                self.note(transition);
-            }
-        }
-        self.metrics.breaker_mode(self.name, control.mode);
-        *current = Some(control);
-    }
-
-    /// The operator's setting: `AUTO` when none was ever made.
-    fn mode(&self) -> BreakerMode {
-        lock(&self.control)
-            .as_ref()
-            .map_or(BreakerMode::Auto, |control| control.mode)
     }
 
     fn admit(&self) -> Result<Permit<'_>, Refusal> {

@@ -236,15 +236,6 @@ impl Breaker {
         (admitted.then_some(permit).ok_or(CircuitOpen), transition)
     }
 
-    /// When the next call in flight passes the slow-call threshold, if any is: the
-    /// caller calls [`Breaker::overdue`] then (or any time after) for it to count.
-    pub fn next_overdue_ms(&self) -> Option<u64> {
-        self.in_flight
-            .iter()
-            .find(|call| !call.counted)
-            .map(|call| call.started_ms.saturating_add(self.config.slow_call_ms))
-    }
-
     /// Counts every call still in flight at `now_ms` that has passed the slow-call
     /// threshold as a slow call, once. Returns the transition it caused, if any.
     pub fn overdue(&mut self, now_ms: u64) -> Option<Transition> {

@@ -11,10 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::now_ms;
 use crate::error::ApiError;
-use crate::guard::GuardView;
+use crate::guard::{GuardView, APPROVE_GUARD};
 use crate::policy::breaker::BreakerMode;
 use crate::recovery::CycleReport;
-use crate::server::APPROVE_GUARD;
 use crate::state::AppState;
 use crate::store::{BreakerControl, EventSpec, EventView, Payment, PaymentStatus, StoreError};
 
@@ -179,7 +178,7 @@ pub async fn set_breaker(
     // Read whole, within its bound, before the request reached here.
     let body = axum::body::to_bytes(request.into_body(), rules::confirm::MAX_BODY_BYTES)
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(|_| rules::confirm::InvalidConfirm::TooLarge)?;
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Setting {
@@ -198,13 +197,14 @@ pub async fn set_breaker(
     if reason.is_empty() || reason.len() > MAX_REASON_LEN {
         return Err(invalid("`reason` must say why, in 1 to 500 bytes"));
     }
-    let control = BreakerControl {
+    let mut control = BreakerControl {
         mode,
         reason: reason.to_owned(),
         by: operator.unwrap_or_else(|| "operator".to_owned()),
         at_ms: now_ms(),
+        version: 0,
     };
-    state
+    control.version = state
         .store
         .set_breaker_control(APPROVE_GUARD, &control)
         .await?;

@@ -12,7 +12,7 @@ sql_bounds! {
         guard: &str,
     ) -> Result<Option<BreakerControl>, StoreError> {
         let row = sqlx::query(
-            "SELECT mode, reason, set_by, set_at FROM breaker_controls WHERE guard = $1",
+            "SELECT mode, reason, set_by, set_at, version FROM breaker_controls WHERE guard = $1",
         )
         .bind(guard)
         .fetch_optional(self.pool)
@@ -27,6 +27,7 @@ sql_bounds! {
             reason: row.try_get("reason")?,
             by: row.try_get("set_by")?,
             at_ms: row.try_get("set_at")?,
+            version: row.try_get("version")?,
         }))
     }
 
@@ -34,20 +35,21 @@ sql_bounds! {
         &self,
         guard: &str,
         control: &BreakerControl,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO breaker_controls (guard, mode, reason, set_by, set_at) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (guard) DO UPDATE SET \
+    ) -> Result<i64, StoreError> {
+        let version: i64 = sqlx::query_scalar(
+            "INSERT INTO breaker_controls (guard, mode, reason, set_by, set_at, version) \
+             VALUES ($1, $2, $3, $4, $5, 1) ON CONFLICT (guard) DO UPDATE SET \
              mode = excluded.mode, reason = excluded.reason, set_by = excluded.set_by, \
-             set_at = excluded.set_at",
+             set_at = excluded.set_at, version = breaker_controls.version + 1 \
+             RETURNING version",
         )
         .bind(guard)
         .bind(control.mode.as_str())
         .bind(control.reason.as_str())
         .bind(control.by.as_str())
         .bind(control.at_ms)
-        .execute(self.pool)
+        .fetch_one(self.pool)
         .await?;
-        Ok(())
+        Ok(version)
     }
 }

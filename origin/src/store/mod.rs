@@ -89,12 +89,14 @@ pub trait Store: Send + Sync + 'static {
     /// The operator's setting of `guard`'s breaker, if one was ever made.
     async fn breaker_control(&self, guard: &str) -> Result<Option<BreakerControl>, StoreError>;
 
-    /// Sets `guard`'s breaker as an operator asked, for every instance on the database.
+    /// Sets `guard`'s breaker as an operator asked, for every instance on the database:
+    /// the setting's version, higher than every earlier one's (`control.version` is not
+    /// read).
     async fn set_breaker_control(
         &self,
         guard: &str,
         control: &BreakerControl,
-    ) -> Result<(), StoreError>;
+    ) -> Result<i64, StoreError>;
 
     /// The payment with this id.
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError>;

@@ -138,7 +138,7 @@ sql_bounds! {
         &self,
         guard: &str,
         control: &BreakerControl,
-    ) -> Result<(), StoreError> {
+    ) -> Result<i64, StoreError> {
         self.sql().set_breaker_control(guard, control).await
     }
 

@@ -121,6 +121,8 @@ pub struct BreakerControl {
     /// Who set it: the operator's address.
     pub by: String,
     pub at_ms: i64,
+    /// Grows with every setting: the later of two is the one with the higher version.
+    pub version: i64,
 }
 
 /// What TX 2 records: the settled status of a pending payment.

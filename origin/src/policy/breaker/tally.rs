@@ -49,7 +49,6 @@ impl Tally {
         }
     }
 
-    /// Whether the rates call for opening, judged on at least `min_calls` outcomes.
     /// Whether the rates call for opening, judged on the outcomes counted: the failure
     /// rate once they are at least `min_calls`; the slow-call rate once they and
     /// `pending` — calls still out and not yet judged — are (a call still out is not yet
