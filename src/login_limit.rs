@@ -10,7 +10,7 @@
 //! stands behind it, and refusing every login because one limiter object is unreachable
 //! would turn a limiter fault into an outage.
 
-use rules::login_limit::{client_key, LoginLimits, LoginWindow};
+use rules::login_limit::{client_key, fnv1a, LoginLimits, LoginWindow};
 use rules::rate_limit::{limit_header, policies_header, QuotaState};
 use worker::{Env, Request, Response};
 
@@ -84,10 +84,7 @@ pub const LOGIN_SHARDS: u32 = 64;
 /// The shard of window `key`: its FNV-1a hash, modulo [`LOGIN_SHARDS`] — stable across
 /// isolates and deploys, so a window is always counted in the same object.
 fn shard_of(key: &str) -> u32 {
-    let hash = key.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
-        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
-    });
-    hash % LOGIN_SHARDS
+    fnv1a(key) % LOGIN_SHARDS
 }
 
 impl LoginAdmission {

@@ -8,71 +8,10 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use harness::eventually::eventually;
-use harness::signed::now_ms;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::{EdgeSetup, System, OPERATOR_TOKEN};
-
-async fn start(vars: &[(&'static str, &str)]) -> System {
-    let vars = vars
-        .iter()
-        .map(|(name, value)| (*name, (*value).to_owned()))
-        .collect();
-    System::start_with(EdgeSetup {
-        vars,
-        ..EdgeSetup::default()
-    })
-    .await
-}
-
-async fn queue_call(
-    system: &System,
-    token: &str,
-    method: reqwest::Method,
-    path: &str,
-) -> reqwest::Response {
-    system
-        .http
-        .request(method, format!("{}/queue/{path}", system.edge))
-        .bearer_auth(token)
-        .header("accept", "application/json")
-        .send()
-        .await
-        .expect("the edge answers")
-}
-
-async fn enter(system: &System, token: &str, event: &str) -> Value {
-    let response = queue_call(
-        system,
-        token,
-        reqwest::Method::POST,
-        &format!("{event}/enter"),
-    )
-    .await;
-    assert_eq!(response.status(), StatusCode::OK);
-    response.json().await.unwrap()
-}
-
-async fn status(system: &System, token: &str, event: &str) -> reqwest::Response {
-    queue_call(
-        system,
-        token,
-        reqwest::Method::GET,
-        &format!("{event}/status"),
-    )
-    .await
-}
-
-async fn leave(system: &System, token: &str, event: &str) {
-    let response = queue_call(
-        system,
-        token,
-        reqwest::Method::POST,
-        &format!("{event}/leave"),
-    )
-    .await;
-    assert_eq!(response.status(), StatusCode::NO_CONTENT);
-}
+use support::room::{enter, leave, queue_call, start, status};
+use support::{System, OPERATOR_TOKEN};
 
 async fn confirm(
     system: &System,
@@ -376,49 +315,5 @@ async fn the_waiting_room_is_a_page_for_browsers_and_json_for_clients() {
     assert_eq!(
         (json["eventId"].as_str(), json["position"].as_u64()),
         (Some("drop-5"), Some(1))
-    );
-}
-
-/// The room's alarm chain holds with nobody polling. The first in line leaves before its
-/// pass runs out, so the alarm set for that pass fires with nothing expired; it must
-/// still set itself for the next pass, whose end admits the third person — at that end,
-/// not when the third person next asks. (Any poll would expire passes itself, so nobody
-/// polls: the test waits out the passes, then asks once.)
-#[tokio::test]
-async fn the_alarm_chain_admits_the_next_in_line_with_nobody_polling() {
-    const TTL_MS: i64 = 4_000;
-    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("QUEUE_PASS_TTL_SECONDS", "4")]).await;
-    let [first, second, third] = ["user-1", "user-2", "user-3"].map(|u| system.token(u, 600));
-    let entered = now_ms();
-    for token in [&first, &second, &third] {
-        enter(&system, token, "drop-alarm").await;
-    }
-    // The second's pass starts now and ends a TTL later; the alarm stays at the first's.
-    leave(&system, &first, "drop-alarm").await;
-    let second_pass_ends = now_ms() + TTL_MS;
-    tokio::time::sleep(Duration::from_millis(
-        u64::try_from(second_pass_ends - now_ms() + 2_000).unwrap(),
-    ))
-    .await;
-    let asked = now_ms();
-    let third_status: Value = status(&system, &third, "drop-alarm")
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(third_status["admitted"], true, "{third_status}");
-    let pass_ends = third_status["passExpiresAt"].as_i64().unwrap();
-    println!(
-        "entered at 0, asked at {} ms: the third's pass ends at {} ms",
-        asked - entered,
-        pass_ends - entered
-    );
-    // Issued by the alarm at the second's end, the third's pass ends 2 s after it was
-    // asked about; issued by the poll, a whole TTL after. Halfway between allows the
-    // alarm a second's lateness on a busy machine.
-    assert!(
-        pass_ends < asked + TTL_MS - 1_000,
-        "the third's pass began when it asked ({} ms after), not when the second's ended",
-        pass_ends - TTL_MS - entered
     );
 }

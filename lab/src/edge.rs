@@ -224,10 +224,7 @@ const BASELINE_WORKER: &str = "benches/baseline-worker";
 /// `CF-Connecting-IP`: one of its own in 10.0.0.0/8, so the edge's login window per
 /// client address counts each browser apart, as it would on the internet.
 pub fn client_address(user: &str) -> String {
-    let hash = user.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
-        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
-    });
-    let [_, b, c, d] = hash.to_be_bytes();
+    let [_, b, c, d] = rules::login_limit::fnv1a(user).to_be_bytes();
     format!("10.{b}.{c}.{d}")
 }
 

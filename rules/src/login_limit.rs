@@ -71,6 +71,14 @@ pub fn client_key(connecting_ip: Option<&str>) -> String {
     }
 }
 
+/// The 32-bit FNV-1a hash of `text`: stable across isolates, builds and platforms, so
+/// what is placed by it (a login window's shard) is placed the same everywhere.
+pub fn fnv1a(text: &str) -> u32 {
+    text.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +109,13 @@ mod tests {
         ] {
             assert_eq!(client_key(header), "unknown", "{header:?}");
         }
+    }
+
+    #[test]
+    fn fnv1a_is_the_published_hash() {
+        assert_eq!(fnv1a(""), 0x811c_9dc5);
+        assert_eq!(fnv1a("a"), 0xe40c_292c);
+        assert_eq!(fnv1a("foobar"), 0xbf9c_f968);
     }
 
     #[test]

@@ -9,8 +9,10 @@
 
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
+pub mod accounts;
 pub mod agreement;
 mod edge;
+pub mod room;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
