@@ -358,3 +358,74 @@ async fn a_breaker_setting_reaches_every_instance_within_a_second_and_survives_a
         "{guard}"
     );
 }
+
+/// The most of `times` (ms) in any window of `window_ms`.
+fn most_in_any_window(times: &[u64], window_ms: u64) -> usize {
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    let mut first = 0;
+    (0..sorted.len())
+        .map(|last| {
+            while sorted[first] + window_ms <= sorted[last] {
+                first += 1;
+            }
+            last + 1 - first
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Two instances on one PostgreSQL database share the PG's budget: 80 confirms a second
+/// offered across both against `LIMITER_RATE=50/1s`, and the simulator receives at most
+/// 50 in any second of its own clock.
+#[tokio::test]
+async fn two_instances_on_postgres_keep_one_limit_at_the_pg_together() {
+    const OFFERED: u64 = 400;
+    const EVERY: Duration = Duration::from_micros(12_500);
+    let system =
+        System::backend_on_postgres(&[("LIMITER", "sliding-window"), ("LIMITER_RATE", "50/1s")])
+            .await;
+    let second = system.second_origin.clone().expect("a second instance");
+    let instances = [system.origin.clone(), second];
+    let start = tokio::time::Instant::now();
+    let answers = futures_util::future::join_all((0..OFFERED).map(|n| {
+        let (system, instances) = (&system, &instances);
+        async move {
+            tokio::time::sleep_until(start + EVERY * n as u32).await;
+            let order = format!("o-{n}");
+            let base = &instances[n as usize % 2];
+            let answer = system
+                .try_confirm_at(base, "user-1", Some(&order), &order_body(&order))
+                .await
+                .expect("the origin answers");
+            let status = answer.status();
+            let payment: Value = answer.json().await.expect("JSON");
+            match payment["failureReason"].as_str() {
+                Some(reason) => reason.to_owned(),
+                None => format!("{status} {payment}"),
+            }
+        }
+    }))
+    .await;
+    let ledger = system.ledger().await;
+    let received: Vec<u64> = ledger["requests"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|entry| entry["receivedAt"].as_u64().expect("a time"))
+        .collect();
+    let limited = answers.iter().filter(|r| *r == "RATE_LIMITED").count();
+    let most = most_in_any_window(&received, 1_000);
+    println!(
+        "offered {OFFERED} in {:?}; the PG received {} (most in any 1 s: {most}), {limited} refused",
+        start.elapsed(),
+        received.len(),
+    );
+    assert!(most <= 50, "the PG saw {most} in one second");
+    assert_eq!(received.len() + limited, OFFERED as usize, "{answers:?}");
+    assert!(
+        received.len() >= 100,
+        "both instances still send: {}",
+        received.len()
+    );
+}

@@ -79,14 +79,15 @@ pub async fn serve(
         EdgeVerifier::new(config.edge_secret.clone())
     };
     let purge_nonces = shared.then(|| tokio::spawn(purge_stale_nonces(store.clone())));
+    let mut guard = GatewayGuard::new(APPROVE_GUARD, config.guard, metrics.clone());
+    // And the PG's budget: `LIMITER_RATE` holds for all of them together.
+    if let Some(budget) = store.shared_budget() {
+        guard.share_budget(budget).await?;
+    }
     let state = AppState {
         store: store.clone(),
         gateway: GatewayClient::new(&config.gateway_url)?,
-        guard: Arc::new(GatewayGuard::new(
-            APPROVE_GUARD,
-            config.guard,
-            metrics.clone(),
-        )),
+        guard: Arc::new(guard),
         edge: Arc::new(edge),
         metrics: metrics.clone(),
         passwords: Arc::new(Passwords::new()?),

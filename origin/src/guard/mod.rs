@@ -18,6 +18,7 @@
 
 mod answer;
 pub mod control;
+mod limit;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -34,9 +35,10 @@ use crate::metrics::Metrics;
 use crate::policy::breaker::{
     self, Breaker, BreakerConfig, BreakerMode, BreakerPermit, BreakerView, CallResult, Transition,
 };
-use crate::policy::limiter::{Limiter, LimiterConfig};
-use crate::store::BreakerControl;
+use crate::policy::limiter::LimiterConfig;
+use crate::store::{BreakerControl, SharedBudget};
 pub use answer::Answer;
+use limit::{CallLimiter, Unit};
 
 /// The name of the guard in front of approval calls, in metrics, `/admin/guard` and its
 /// operator's setting.
@@ -99,8 +101,8 @@ pub struct GatewayGuard {
     epoch: Instant,
     bulkhead: Option<Arc<Semaphore>>,
     breaker: Option<Mutex<Breaker>>,
-    /// `None` when it is off: no lock on a call's path.
-    limiter: Option<Mutex<Limiter>>,
+    /// `None` when it is off: nothing on a call's path.
+    limiter: Option<CallLimiter>,
     /// The operator's setting of the breaker; `None`: never set, the breaker decides.
     control: Mutex<Option<BreakerControl>>,
     transitions: Mutex<VecDeque<Transition>>,
@@ -117,7 +119,7 @@ impl GatewayGuard {
                 .then(|| Arc::new(Semaphore::new(config.bulkhead as usize))),
             breaker: config.breaker.map(|c| Mutex::new(Breaker::new(c))),
             limiter: (config.limiter != LimiterConfig::Off)
-                .then(|| Mutex::new(Limiter::new(config.limiter))),
+                .then(|| CallLimiter::local(config.limiter)),
             transitions: Mutex::new(VecDeque::new()),
             control: Mutex::new(None),
             metrics,
@@ -134,10 +136,21 @@ impl GatewayGuard {
         &self.config
     }
 
+    /// Makes the limiter count against `budget`, the one every instance on the database
+    /// shares, instead of this instance's own.
+    pub async fn share_budget(&mut self, budget: Arc<dyn SharedBudget>) -> anyhow::Result<()> {
+        if self.limiter.is_some() {
+            let shared =
+                CallLimiter::shared(self.name, self.config.limiter, self.config.timeout, budget);
+            self.limiter = Some(shared.await?);
+        }
+        Ok(())
+    }
+
     /// Makes `call` through the guard: refused at once, or sent and bounded by the
     /// timeout, whose expiry is [`Answer::timed_out`] (for an approval: UNKNOWN).
     pub async fn call<A: Answer>(&self, call: impl Future<Output = A>) -> Result<A, Refusal> {
-        let permit = self.admit().inspect_err(|refusal| {
+        let permit = self.admit().await.inspect_err(|refusal| {
             self.metrics.guard_refused(self.name, refusal.reason());
         })?;
         let _in_flight = self.metrics.gateway_call_started(self.name);
@@ -201,6 +214,7 @@ impl GatewayGuard {
             },
             limiter: LimiterView {
                 kind: self.config.limiter.name(),
+                shared: self.limiter.as_ref().is_some_and(CallLimiter::is_shared),
                 rate: self
                     .config
                     .limiter
@@ -217,7 +231,7 @@ impl GatewayGuard {
         }
     }
 
-    fn admit(&self) -> Result<Permit<'_>, Refusal> {
+    async fn admit(&self) -> Result<Permit<'_>, Refusal> {
         let now_ms = self.now_ms();
         let breaker = match (&self.breaker, self.mode()) {
             (_, BreakerMode::ForcedOpen) => return Err(Refusal::CircuitOpen),
@@ -232,7 +246,7 @@ impl GatewayGuard {
             guard: self,
             breaker,
             slot: None,
-            limited: false,
+            unit: None,
             started: Instant::now(),
         };
         if let Some(slots) = &self.bulkhead {
@@ -240,11 +254,7 @@ impl GatewayGuard {
             permit.slot = Some(slot.map_err(|_| Refusal::BulkheadFull)?);
         }
         if let Some(limiter) = &self.limiter {
-            let mut limiter = lock(limiter);
-            if !limiter.try_take(now_ms as i64) {
-                return Err(Refusal::RateLimited);
-            }
-            permit.limited = limiter.counts_until_finished();
+            permit.unit = Some(limiter.take(self.name, self.epoch).await?);
         }
         Ok(permit)
     }
@@ -280,8 +290,8 @@ struct Permit<'a> {
     guard: &'a GatewayGuard,
     breaker: Option<BreakerPermit>,
     slot: Option<OwnedSemaphorePermit>,
-    /// Whether the limiter counts this call until it is over (it is asked last).
-    limited: bool,
+    /// The limiter's unit (it is asked last), given back when the call is over.
+    unit: Option<Unit<'a>>,
     started: Instant,
 }
 
@@ -308,9 +318,6 @@ impl Drop for Permit<'_> {
         let guard = self.guard;
         if let (Some(permit), Some(breaker)) = (self.breaker.take(), &guard.breaker) {
             lock(breaker).release(permit);
-        }
-        if let (true, Some(limiter)) = (self.limited, &guard.limiter) {
-            lock(limiter).finished(guard.now_ms() as i64);
         }
     }
 }
@@ -360,6 +367,8 @@ pub struct BreakerStatus {
 #[serde(rename_all = "camelCase")]
 pub struct LimiterView {
     pub kind: &'static str,
+    /// Whether every instance on the database counts against this one limit.
+    pub shared: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<String>,
 }

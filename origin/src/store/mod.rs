@@ -4,6 +4,7 @@
 //! is for several origin instances sharing one database. [`open`] chooses by the URL's
 //! scheme.
 
+mod budget;
 mod controls;
 mod events;
 mod idempotency;
@@ -22,6 +23,7 @@ mod types;
 mod users;
 
 use async_trait::async_trait;
+use rules::sliding_window::Rate;
 
 pub use self::open::{open, without_password, Backend};
 pub use self::types::*;
@@ -97,6 +99,10 @@ pub trait Store: Send + Sync + 'static {
         guard: &str,
         control: &BreakerControl,
     ) -> Result<i64, StoreError>;
+
+    /// The PG's call budget every instance on this database shares (PostgreSQL); `None`
+    /// where one instance keeps its own (SQLite).
+    fn shared_budget(&self) -> Option<std::sync::Arc<dyn SharedBudget>>;
 
     /// The payment with this id.
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError>;
@@ -241,4 +247,33 @@ pub trait Store: Send + Sync + 'static {
 
     /// The user with this (normalised) name.
     async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError>;
+}
+
+/// The limiter's budget kept in the database, so that every instance on it counts against
+/// one limit (`docs/design/guard.md`). Its times are the database's clock.
+#[async_trait]
+pub trait SharedBudget: Send + Sync + 'static {
+    /// Makes the sliding window's slots for `rate` under `guard`, if they are not there.
+    async fn prepare_slots(&self, guard: &str, rate: Rate) -> Result<(), StoreError>;
+
+    /// Takes a slot of `guard`'s window that no longer counts, for `hold_ms` at most (the
+    /// call's timeout and a window: an instance that dies holding it frees it then), to
+    /// `holder`; `None` when all `rate.limit` count.
+    async fn take_slot(
+        &self,
+        guard: &str,
+        rate: Rate,
+        hold_ms: i64,
+        holder: i64,
+    ) -> Result<Option<Slot>, StoreError>;
+
+    /// The slot's call is over: it counts for `window_ms` more, if its holder still holds it.
+    async fn finish_slot(&self, guard: &str, slot: Slot, window_ms: i64) -> Result<(), StoreError>;
+
+    /// Makes `guard`'s token bucket for `rate`, full; one kept for another rate starts
+    /// again.
+    async fn prepare_bucket(&self, guard: &str, rate: Rate) -> Result<(), StoreError>;
+
+    /// Takes a token from `guard`'s bucket; false when it has none.
+    async fn take_token(&self, guard: &str) -> Result<bool, StoreError>;
 }

@@ -11,10 +11,11 @@ use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Executor as _, Postgres, Row};
 
+use super::budget::PostgresBudget;
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
 use super::sql::{unique_violation_as, Sql};
 use super::sql_store::{Dialect, SqlStore};
-use super::{EventSpec, EventView, NewPayment, Payment, StoreError};
+use super::{EventSpec, EventView, NewPayment, Payment, SharedBudget, StoreError};
 use crate::crypto::{FieldCipher, PAYMENT_KEY};
 
 /// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
@@ -60,6 +61,10 @@ impl Dialect for Postgres {
     // claim holds is skipped, not waited for: concurrent claims never take one
     // payment twice (a row leased meanwhile no longer matches, as the lock re-reads it).
     const CLAIM_LOCK: &'static str = "FOR UPDATE SKIP LOCKED";
+
+    fn shared_budget(pool: &sqlx::Pool<Self>) -> Option<std::sync::Arc<dyn SharedBudget>> {
+        Some(PostgresBudget::of(pool))
+    }
 
     async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError> {
         let insert = format!(

@@ -6,13 +6,16 @@
 //! a backend writes only what differs — its [`Dialect`]: taking an event's last unit,
 //! setting an event's stock, the lock a recovery claim takes — and how it opens.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use sqlx::{Database, Pool};
 
 use super::sql::{sql_bounds, Sql};
 use super::{
     BreakerControl, Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome,
-    Payment, PaymentStatus, Replacement, Store, StoreError, StoredPaymentKey, StoredResponse, User,
+    Payment, PaymentStatus, Replacement, SharedBudget, Store, StoreError, StoredPaymentKey,
+    StoredResponse, User,
 };
 use crate::crypto::FieldCipher;
 use crate::policy::recovery::Decision;
@@ -61,6 +64,9 @@ pub trait Dialect: Database {
         event: &EventSpec,
         now_ms: i64,
     ) -> Result<EventView, StoreError>;
+
+    /// See [`Store::shared_budget`].
+    fn shared_budget(pool: &Pool<Self>) -> Option<Arc<dyn SharedBudget>>;
 }
 
 sql_bounds! {
@@ -140,6 +146,10 @@ sql_bounds! {
         control: &BreakerControl,
     ) -> Result<i64, StoreError> {
         self.sql().set_breaker_control(guard, control).await
+    }
+
+    fn shared_budget(&self) -> Option<Arc<dyn SharedBudget>> {
+        DB::shared_budget(&self.pool)
     }
 
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {

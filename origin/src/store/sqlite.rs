@@ -11,7 +11,7 @@ use sqlx::Sqlite;
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
 use super::sql::{unique_violation_as, Sql};
 use super::sql_store::{Dialect, SqlStore};
-use super::{EventSpec, EventView, NewPayment, Payment, StoreError};
+use super::{EventSpec, EventView, NewPayment, Payment, SharedBudget, StoreError};
 use crate::crypto::{FieldCipher, PAYMENT_KEY};
 
 /// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
@@ -55,6 +55,11 @@ impl Dialect for Sqlite {
     // SQLite runs a claim under the database's single write lock: two claims cannot
     // take the same payment.
     const CLAIM_LOCK: &'static str = "";
+
+    // One instance per SQLite file: its limiter counts in memory.
+    fn shared_budget(_: &sqlx::Pool<Self>) -> Option<std::sync::Arc<dyn SharedBudget>> {
+        None
+    }
 
     async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError> {
         if let Some(event_id) = &new.event_id {

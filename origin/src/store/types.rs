@@ -125,6 +125,13 @@ pub struct BreakerControl {
     pub version: i64,
 }
 
+/// A slot of a shared sliding window, and who took it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub slot: i32,
+    pub holder: i64,
+}
+
 /// What TX 2 records: the settled status of a pending payment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
