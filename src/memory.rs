@@ -13,6 +13,9 @@
 //!   this isolate, instead of with a call of its own.
 //! - **Rooms told they are sold out.** The mark is one-way and stored by the room, so
 //!   once it has been told, later `SOLD_OUT` answers need not tell it again.
+//! - **Payments paused.** Once this isolate has told the gated rooms that payments are
+//!   paused until a time, it refuses their confirms itself until then, and tells them
+//!   again only of a pause that ends later.
 //!
 //! Memory can only refuse, never admit, so no limit is ever exceeded through it. What it
 //! may get wrong is in docs/design/rate-limits.md ("Refusals from memory"). Every map is bounded:
@@ -65,6 +68,7 @@ thread_local! {
     static OWED: RefCell<ExpiringMap<Vec<Owed>>> = RefCell::new(ExpiringMap::new(CAPACITY));
     static TOLD: RefCell<ExpiringMap<()>> = RefCell::new(ExpiringMap::new(CAPACITY));
     static REFUSED: Cell<u64> = const { Cell::new(0) };
+    static PAUSED_UNTIL: Cell<i64> = const { Cell::new(0) };
 }
 
 fn full<T>(window: Window, f: impl FnOnce(&mut ExpiringMap<()>) -> T) -> T {
@@ -130,6 +134,17 @@ pub fn remember_told_sold_out(event_id: &str, now_ms: i64) {
     });
 }
 
+/// When the pause this isolate told the gated rooms of ends, if it has not ended at `now_ms`.
+pub fn payments_paused_until(now_ms: i64) -> Option<i64> {
+    let until = PAUSED_UNTIL.with(Cell::get);
+    (until > now_ms).then_some(until)
+}
+
+/// The gated rooms were told that payments are paused until `until_ms`.
+pub fn remember_told_paused(until_ms: i64) {
+    PAUSED_UNTIL.with(|until| until.set(until.get().max(until_ms)));
+}
+
 /// Requests this isolate refused from memory since it started (`/healthz` shows it).
 pub fn refused_count() -> u64 {
     REFUSED.with(Cell::get)
@@ -183,6 +198,15 @@ mod tests {
             release(0),
             "the earliest kept, the surplus dropped"
         );
+    }
+
+    #[test]
+    fn a_pause_told_is_remembered_until_it_ends_and_only_a_later_end_replaces_it() {
+        assert_eq!(payments_paused_until(0), None);
+        remember_told_paused(5_000);
+        remember_told_paused(3_000);
+        assert_eq!(payments_paused_until(4_999), Some(5_000));
+        assert_eq!(payments_paused_until(5_000), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The signed call to the origin (`docs/design/edge-trust.md`), and its answer passed back unchanged.
 
+use rules::paused;
 use rules::signing::{
     SignedRequest, IDEMPOTENCY_KEY_HEADER, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER,
     USER_HEADER,
@@ -97,6 +98,8 @@ pub struct OriginAnswer {
     pub status: u16,
     pub body: Vec<u8>,
     headers: Vec<(&'static str, String)>,
+    /// How long the origin expects payments to stay paused (`rules::paused`); not passed on.
+    pub paused_for_ms: Option<u64>,
 }
 
 impl OriginAnswer {
@@ -111,10 +114,16 @@ impl OriginAnswer {
                 headers.push((name, value));
             }
         }
+        let paused_for_ms = raw
+            .headers()
+            .get(paused::PAYMENTS_PAUSED_HEADER)?
+            .as_deref()
+            .and_then(paused::parse);
         Ok(Self {
             status: raw.status_code(),
             body,
             headers,
+            paused_for_ms,
         })
     }
 

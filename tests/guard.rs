@@ -204,6 +204,46 @@ async fn a_failing_pg_opens_the_breaker_and_probes_close_it_when_it_is_back() {
     }
 }
 
+/// `Payments-Paused-For-Ms` of an answer, read as the edge reads it.
+fn paused_for(response: &reqwest::Response) -> Option<u64> {
+    let value = response
+        .headers()
+        .get(rules::paused::PAYMENTS_PAUSED_HEADER)?;
+    rules::paused::parse(value.to_str().ok()?)
+}
+
+/// A payment the breaker refused tells the edge how long the breaker is expected to stay
+/// open; an answer from the PG, and a replay, say nothing of the kind.
+#[tokio::test]
+async fn a_payment_the_breaker_refused_says_how_long_payments_stay_paused() {
+    let system = System::backend(&[
+        ("BREAKER_WINDOW", "3"),
+        ("BREAKER_MIN_CALLS", "3"),
+        ("BREAKER_OPEN_MS", "60000"),
+    ])
+    .await;
+    let send = |order: &'static str| {
+        let system = &system;
+        async move {
+            system
+                .try_confirm_at(&system.origin, "user-1", Some(order), &order_body(order))
+                .await
+                .expect("the origin answers")
+        }
+    };
+    assert_eq!(paused_for(&send("o-0").await), None, "approved");
+    system.set_faults(json!({"mode": "ERROR_500"})).await;
+    for order in ["o-1", "o-2"] {
+        assert_eq!(paused_for(&send(order).await), None, "sent, UNKNOWN");
+    }
+    let refused = send("o-3").await;
+    let paused = paused_for(&refused).expect("the header");
+    assert!((50_000..=60_000).contains(&paused), "{paused} ms");
+    let payment: Value = refused.json().await.expect("JSON");
+    assert_eq!(payment["failureReason"], "CIRCUIT_OPEN");
+    assert_eq!(paused_for(&send("o-3").await), None, "a replay");
+}
+
 #[tokio::test]
 async fn refused_connections_are_known_failures_that_open_the_breaker() {
     let system = System::backend(&[("BREAKER_WINDOW", "2"), ("BREAKER_MIN_CALLS", "2")]).await;
@@ -332,7 +372,7 @@ async fn a_breaker_setting_reaches_every_instance_within_a_second_and_survives_a
     )
     .await;
     println!("the second instance followed in {:?}", set_at.elapsed());
-    let (status, payment) = {
+    let (status, paused_for, payment) = {
         let response = system
             .try_confirm_at(
                 &second,
@@ -344,11 +384,17 @@ async fn a_breaker_setting_reaches_every_instance_within_a_second_and_survives_a
             .unwrap();
         (
             response.status(),
+            paused_for(&response),
             response.json::<serde_json::Value>().await.unwrap(),
         )
     };
     assert_eq!(status, reqwest::StatusCode::CREATED);
     assert_eq!(payment["failureReason"], "CIRCUIT_OPEN");
+    assert_eq!(
+        paused_for,
+        Some(10_000),
+        "forced open: asked again after an open breaker's wait"
+    );
     assert_eq!(system.ledger().await["requestCount"], 0);
 
     system.restart_origin().await;

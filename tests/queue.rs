@@ -10,29 +10,8 @@ use futures_util::future::join_all;
 use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::room::{enter, leave, queue_call, start, status};
+use support::room::{confirm, enter, leave, queue_call, start, status, status_until};
 use support::{System, OPERATOR_TOKEN};
-
-async fn confirm(
-    system: &System,
-    token: &str,
-    order_id: &str,
-    event: Option<&str>,
-) -> reqwest::Response {
-    let mut body = json!({ "orderId": order_id, "paymentKey": "pk", "amount": 1000 });
-    if let Some(event) = event {
-        body["eventId"] = json!(event);
-    }
-    system
-        .http
-        .post(format!("{}/payments/confirm", system.edge))
-        .bearer_auth(token)
-        .header("idempotency-key", order_id)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-}
 
 #[tokio::test]
 async fn two_hundred_concurrent_entrants_get_exactly_positions_one_to_two_hundred() {
@@ -183,25 +162,6 @@ async fn an_unused_pass_expires_and_admits_the_next_without_a_poll() {
     );
 }
 
-/// Polls `user`'s status until it says `soldOut`: the edge marks the queue once the
-/// `SOLD_OUT` answer has left, so the mark may trail that answer by a moment.
-async fn status_once_sold_out(system: &System, token: &str, event: &str) -> Value {
-    eventually(
-        "marked sold out",
-        Duration::from_secs(10),
-        Duration::from_millis(100),
-        || async {
-            let now: Value = status(system, token, event).await.json().await.unwrap();
-            if now["soldOut"] == true {
-                Ok(now)
-            } else {
-                Err(now.to_string())
-            }
-        },
-    )
-    .await
-}
-
 #[tokio::test]
 async fn a_sold_out_answer_closes_the_queue_to_newcomers_and_keeps_its_line() {
     let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", "drop-6")]).await;
@@ -240,13 +200,13 @@ async fn a_sold_out_answer_closes_the_queue_to_newcomers_and_keeps_its_line() {
     assert_eq!(system.operator_get("/admin/events/drop-6").await["sold"], 1);
 
     // Those in line keep their places; the one still waiting is told to stop polling.
-    let behind = status_once_sold_out(&system, &waiting, "drop-6").await;
+    let behind = status_until(&system, &waiting, "drop-6", |s| s["soldOut"] == true).await;
     assert_eq!(
         behind,
         json!({ "eventId": "drop-6", "position": 2, "admitted": false,
                 "pollAfterSeconds": 3600, "soldOut": true })
     );
-    let admitted = status_once_sold_out(&system, &b, "drop-6").await;
+    let admitted = status_until(&system, &b, "drop-6", |s| s["soldOut"] == true).await;
     assert_eq!(
         (
             &admitted["position"],

@@ -11,6 +11,7 @@
 //! - [`credentials`] — the login request: username and password, validated.
 //! - [`expiring`] — a bounded map whose entries expire: what an isolate may remember.
 //! - [`login_limit`] — the login windows: per username and per client address.
+//! - [`paused`] — "payments are paused": the origin's word to the edge that its PG is out.
 //! - [`queue`] — the first-come queue of one event, with admission passes.
 //! - [`rate_limit`] — which routes are limited, the rates, and the RateLimit headers.
 //! - [`refresh`] — refresh tokens: format, stored hash, single use with reuse detection.
@@ -22,6 +23,7 @@ pub mod confirm;
 pub mod credentials;
 pub mod expiring;
 pub mod login_limit;
+pub mod paused;
 pub mod queue;
 pub mod rate_limit;
 pub mod refresh;

@@ -11,6 +11,22 @@ pub async fn mark_sold_out(env: &worker::Env, event_id: &str) -> Result<(), Obje
     tell_object(env, BINDING, event_id, &RoomRequest::MarkSoldOut).await
 }
 
+/// Pauses payments in the room of `event_id` for `for_ms` from now (a shorter pause than
+/// the one in force changes nothing).
+pub async fn pause_payments(
+    env: &worker::Env,
+    event_id: &str,
+    for_ms: u64,
+) -> Result<(), ObjectUnavailable> {
+    tell_object(
+        env,
+        BINDING,
+        event_id,
+        &RoomRequest::PausePayments { for_ms },
+    )
+    .await
+}
+
 /// The waiting room of one event, on behalf of one user.
 pub struct WaitingRoomClient<'a> {
     env: &'a worker::Env,

@@ -7,9 +7,12 @@
 //! unused and admits the next — whether or not anyone polls. A pass backs one payment
 //! at a time (`claims`): two concurrent confirms cannot both spend it. Once the event
 //! sells out, a row in `sold_out` says so, and the restored line turns newcomers away.
+//! While the origin says payments are paused (its PG breaker is open), the room holds:
+//! no new pass, live passes extended, confirms refused (`paused`, `rules::queue`).
 
 use std::cell::RefCell;
 
+use rules::paused::{self, MAX_PAUSE_MS};
 use rules::queue::eta::{advice, AdmissionRate};
 use rules::queue::{Change, EventQueue, QueueConfig, StoredEntry, Ticket};
 use serde::Deserialize;
@@ -38,6 +41,10 @@ CREATE TABLE IF NOT EXISTS counter (
 CREATE TABLE IF NOT EXISTS sold_out (
     id INTEGER PRIMARY KEY CHECK (id = 0)
 );
+CREATE TABLE IF NOT EXISTS paused (
+    id    INTEGER PRIMARY KEY CHECK (id = 0),
+    until INTEGER NOT NULL
+);
 ";
 
 #[durable_object]
@@ -65,6 +72,11 @@ struct CounterRow {
 #[derive(Deserialize)]
 struct CountRow {
     count: i64,
+}
+
+#[derive(Deserialize)]
+struct PausedRow {
+    until: i64,
 }
 
 impl DurableObject for WaitingRoom {
@@ -98,18 +110,13 @@ impl DurableObject for WaitingRoom {
             let (response, more) = match request {
                 RoomRequest::Enter { user } => {
                     let (ticket, changes) = line.enter(&user, now);
-                    let placement = self.placement(ticket.as_ref(), config, line.is_sold_out());
+                    let placement = self.placement(ticket.as_ref(), config, line, now);
                     (reply(&placement), changes)
                 }
                 RoomRequest::Status { user } => {
-                    let sold_out = line.is_sold_out();
-                    let (placement, changes) = match line.status(&user, now) {
-                        Some((ticket, changes)) => (
-                            Some(self.placement(Some(&ticket), config, sold_out)),
-                            changes,
-                        ),
-                        None => (None, Vec::new()),
-                    };
+                    let (ticket, changes) = line.status(&user, now);
+                    let placement =
+                        ticket.map(|ticket| self.placement(Some(&ticket), config, line, now));
                     (reply(&placement), changes)
                 }
                 RoomRequest::Leave { user } | RoomRequest::Consume { user } => (
@@ -117,7 +124,9 @@ impl DurableObject for WaitingRoom {
                     line.leave(&user, now),
                 ),
                 RoomRequest::ClaimPass { user, order_id } => {
-                    let claim = if line.has_live_pass(&user, now) {
+                    let claim = if let Some(until) = line.paused_until(now) {
+                        PassClaim::Paused { until }
+                    } else if line.has_live_pass(&user, now) {
                         self.claim(&user, &order_id)?
                     } else {
                         PassClaim::NoPass
@@ -135,6 +144,13 @@ impl DurableObject for WaitingRoom {
                     Response::empty().map(|r| r.with_status(204)),
                     line.mark_sold_out(),
                 ),
+                RoomRequest::PausePayments { for_ms } => {
+                    let for_ms = i64::try_from(for_ms.min(MAX_PAUSE_MS)).unwrap_or(0);
+                    (
+                        Response::empty().map(|r| r.with_status(204)),
+                        line.pause(now, now.saturating_add(for_ms)),
+                    )
+                }
             };
             changes.extend(more);
             (response, changes)
@@ -218,6 +234,10 @@ impl WaitingRoom {
             .exec("SELECT COUNT(*) AS count FROM sold_out", None)?
             .to_array()?;
         let sold_out = sold_out.first().is_some_and(|row| row.count > 0);
+        let paused: Vec<PausedRow> = self
+            .sql
+            .exec("SELECT until FROM paused WHERE id = 0", None)?
+            .to_array()?;
         let entries = rows
             .into_iter()
             .map(|row| StoredEntry {
@@ -226,12 +246,21 @@ impl WaitingRoom {
                 pass_expires_at: row.pass_expires_at,
             })
             .collect();
-        Ok(EventQueue::restore(config, entries, next_seq, sold_out))
+        let paused_until = paused.first().map_or(0, |row| row.until);
+        Ok(EventQueue::restore(config, entries, next_seq, sold_out).with_pause(paused_until))
     }
 
     /// The answer for `ticket`, or for a newcomer turned away from a sold-out line
-    /// (`None`: position 0, not admitted).
-    fn placement(&self, ticket: Option<&Ticket>, config: QueueConfig, sold_out: bool) -> Placement {
+    /// (`None`: position 0, not admitted), at `now`.
+    fn placement(
+        &self,
+        ticket: Option<&Ticket>,
+        config: QueueConfig,
+        line: &EventQueue,
+        now: i64,
+    ) -> Placement {
+        let sold_out = line.is_sold_out();
+        let paused_until = line.paused_until(now);
         let (position, admitted, pass_expires_at) = ticket.map_or((0, false, None), |ticket| {
             (ticket.position, ticket.admitted, ticket.pass_expires_at)
         });
@@ -242,13 +271,19 @@ impl WaitingRoom {
             sold_out,
             self.rate.borrow().per_second(),
         );
+        // While paused, the next news is the pause's end.
+        let poll_after_seconds = paused_until.map_or(advice.poll_after_seconds, |until| {
+            paused::retry_after_seconds(until - now).min(advice.poll_after_seconds.max(1))
+        });
         Placement {
             position,
             admitted,
             pass_expires_at,
             eta_seconds: advice.eta_seconds,
-            poll_after_seconds: advice.poll_after_seconds,
+            poll_after_seconds,
             sold_out,
+            paused: paused_until.is_some(),
+            paused_until,
         }
     }
 
@@ -272,11 +307,16 @@ impl WaitingRoom {
                     )?;
                 }
                 Change::PassIssued { user, expires_at } => {
-                    self.sql.exec(
-                        "UPDATE entries SET pass_expires_at = ? WHERE user = ?",
-                        vec![(*expires_at).into(), user.as_str().into()],
-                    )?;
+                    self.set_pass(user, *expires_at)?;
                     freed_slots += 1;
+                }
+                Change::PassExtended { user, expires_at } => self.set_pass(user, *expires_at)?,
+                Change::Paused { until } => {
+                    self.sql.exec(
+                        "INSERT INTO paused (id, until) VALUES (0, ?) \
+                         ON CONFLICT (id) DO UPDATE SET until = excluded.until",
+                        vec![(*until).into()],
+                    )?;
                 }
                 Change::Removed { user } => {
                     self.sql.exec(
@@ -306,13 +346,18 @@ impl WaitingRoom {
         self.keep_alarm().await
     }
 
-    /// Keeps the alarm at the earliest pass expiry, if any pass is live.
+    fn set_pass(&self, user: &str, expires_at: i64) -> Result<()> {
+        self.sql.exec(
+            "UPDATE entries SET pass_expires_at = ? WHERE user = ?",
+            vec![expires_at.into(), user.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Keeps the alarm at the earliest pass expiry, or the end of a pause that holds
+    /// passes back.
     async fn keep_alarm(&self) -> Result<()> {
-        let next = self
-            .line
-            .borrow()
-            .as_ref()
-            .and_then(EventQueue::next_pass_expiry);
+        let next = self.line.borrow().as_ref().and_then(EventQueue::next_wake);
         match next {
             Some(at) => alarm::no_later_than(&self.state.storage(), at).await,
             None => Ok(()),

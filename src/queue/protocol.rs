@@ -22,6 +22,9 @@ pub enum RoomRequest {
     /// The origin answered a confirm for this event `SOLD_OUT`: the line stops growing
     /// (idempotent; stored).
     MarkSoldOut,
+    /// The origin's PG guard refuses payments for `for_ms` more (its breaker is open): the
+    /// room holds that long (stored; a shorter pause than the one in force changes nothing).
+    PausePayments { for_ms: u64 },
 }
 
 /// Where a user stands in a room: `QueueStatus` of API.md without the event id, which
@@ -42,6 +45,13 @@ pub struct Placement {
     /// Absent unless sold out, so other queues keep their shape.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sold_out: bool,
+    /// Payments are paused (the origin cannot take them): places are kept, live passes
+    /// extended, and nobody new is admitted until `pausedUntil`. Absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
+    /// When the pause is expected to end (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_until: Option<i64>,
 }
 
 /// The answer to [`RoomRequest::ClaimPass`].
@@ -54,6 +64,8 @@ pub enum PassClaim {
     NoPass,
     /// The pass backs another order that has not failed.
     InUse,
+    /// Payments are paused until `until` (epoch ms): no confirm goes to the origin.
+    Paused { until: i64 },
 }
 
 /// `QueueStatus` of API.md.

@@ -2,6 +2,7 @@
 //! authenticated and the request is known to be well formed.
 
 use rules::confirm::{check_idempotency_key, check_order_id, ConfirmRequest};
+use rules::paused;
 use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use rules::token::AccessClaims;
 use worker::{Context, Env, Method, Request, Response};
@@ -34,7 +35,10 @@ pub async fn confirm(
         .filter(|event| config.gated_events.contains(*event));
     let room = gated.map(|event_id| WaitingRoomClient::new(env, event_id, &caller.sub));
     if let Some(room) = &room {
-        claim_pass(room, &confirm.order_id).await?;
+        if let Some(until) = memory::payments_paused_until(now_ms) {
+            return Err(payments_paused(until, now_ms));
+        }
+        claim_pass(room, &confirm.order_id, now_ms).await?;
     }
     let answer = OriginCall {
         method: Method::Post,
@@ -45,6 +49,9 @@ pub async fn confirm(
     }
     .answer(config, now_ms)
     .await?;
+    if let Some(for_ms) = answer.paused_for_ms {
+        pause_gated_rooms(ctx, env, config, now_ms, for_ms);
+    }
     if let Some(event_id) = confirm.event_id.as_deref().filter(|_| is_sold_out(&answer)) {
         if !memory::told_sold_out(event_id, now_ms) {
             close_queue_later(ctx, env.clone(), event_id.to_owned(), now_ms);
@@ -68,9 +75,14 @@ pub async fn confirm(
 
 /// The gate of a gated event: a live pass of this user, claimed for this order — or no
 /// confirm. It never fails open: a pass that cannot be checked is a refusal.
-async fn claim_pass(room: &WaitingRoomClient<'_>, order_id: &str) -> Result<(), ApiError> {
+async fn claim_pass(
+    room: &WaitingRoomClient<'_>,
+    order_id: &str,
+    now_ms: i64,
+) -> Result<(), ApiError> {
     match room.claim_pass(order_id).await {
         Ok(PassClaim::Granted) => Ok(()),
+        Ok(PassClaim::Paused { until }) => Err(payments_paused(until, now_ms)),
         Ok(PassClaim::NoPass) => Err(ApiError::new(
             429,
             "QUEUE_PASS_REQUIRED",
@@ -91,6 +103,36 @@ async fn claim_pass(room: &WaitingRoomClient<'_>, order_id: &str) -> Result<(), 
             .with_header("retry-after", "2"))
         }
     }
+}
+
+/// 503 `PAYMENTS_PAUSED` until `until`: the confirm is not forwarded, the pass is kept.
+fn payments_paused(until: i64, now_ms: i64) -> ApiError {
+    let retry_after = paused::retry_after_seconds(until - now_ms).to_string();
+    ApiError::new(
+        503,
+        "PAYMENTS_PAUSED",
+        "payments are paused while the payment provider recovers; your place and pass are kept",
+    )
+    .with_header("retry-after", &retry_after)
+}
+
+/// The origin's PG guard refuses payments for `for_ms` more: every gated room holds that
+/// long — no new pass, live passes extended, confirms refused here — told once the answer
+/// has gone. A pause this isolate has told them of already is not told again.
+fn pause_gated_rooms(ctx: &Context, env: &Env, config: &EdgeConfig, now_ms: i64, for_ms: u64) {
+    let until = now_ms.saturating_add(i64::try_from(for_ms).unwrap_or(i64::MAX));
+    if memory::payments_paused_until(now_ms).is_some_and(|told| told >= until) {
+        return;
+    }
+    memory::remember_told_paused(until);
+    let (env, events) = (env.clone(), config.gated_events.clone());
+    ctx.wait_until(async move {
+        for event_id in events {
+            if let Err(err) = client::pause_payments(&env, &event_id, for_ms).await {
+                worker::console_error!("the queue of {event_id} was not paused: {err}");
+            }
+        }
+    });
 }
 
 /// Marks the event's queue sold out once the answer has gone, so the client waits for

@@ -104,6 +104,20 @@ impl System {
         .await
     }
 
+    /// [`System::start_with`], the origin configured with `origin_vars` over the harness's
+    /// own.
+    pub async fn start_with_origin(
+        setup: EdgeSetup,
+        origin_vars: &[(&'static str, &str)],
+    ) -> System {
+        System::start_parts(Parts {
+            edge: Some(&setup),
+            origin_vars,
+            ..Parts::default()
+        })
+        .await
+    }
+
     /// [`System::start`], with the edge under `wrangler dev` (as `make run` serves it)
     /// instead of workerd: for the one smoke test of that path.
     pub async fn start_under_wrangler_dev() -> System {

@@ -1,5 +1,8 @@
 //! The edge's waiting-room routes as a client calls them, for the queue's tests.
 
+use std::time::Duration;
+
+use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -16,6 +19,28 @@ pub async fn start(vars: &[(&'static str, &str)]) -> System {
         ..EdgeSetup::default()
     })
     .await
+}
+
+/// `POST /payments/confirm` at the edge for 1000, in `event` if any, keyed by the order.
+pub async fn confirm(
+    system: &System,
+    token: &str,
+    order_id: &str,
+    event: Option<&str>,
+) -> reqwest::Response {
+    let mut body = serde_json::json!({ "orderId": order_id, "paymentKey": "pk", "amount": 1000 });
+    if let Some(event) = event {
+        body["eventId"] = serde_json::json!(event);
+    }
+    system
+        .http
+        .post(format!("{}/payments/confirm", system.edge))
+        .bearer_auth(token)
+        .header("idempotency-key", order_id)
+        .json(&body)
+        .send()
+        .await
+        .expect("the edge answers")
 }
 
 pub async fn queue_call(
@@ -65,4 +90,32 @@ pub async fn leave(system: &System, token: &str, event: &str) {
     )
     .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
+}
+
+/// Polls the user's status in `event` until `done` holds (20 s at most): the edge tells a
+/// room some things once an answer has left, so they may trail it by a moment.
+pub async fn status_until(
+    system: &System,
+    token: &str,
+    event: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    eventually(
+        "the room got there",
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        || async {
+            let now: Value = status(system, token, event)
+                .await
+                .json()
+                .await
+                .expect("JSON");
+            if done(&now) {
+                Ok(now)
+            } else {
+                Err(now.to_string())
+            }
+        },
+    )
+    .await
 }

@@ -1,7 +1,8 @@
 //! The operator's setting of a guard's breaker, followed from the database every instance
 //! shares: each instance reads it every [`FOLLOW_EVERY`] (and once before it serves,
 //! `server.rs`), so a setting made on one is in force on all within a second and a
-//! restart keeps it. One small read a half-second per instance is its cost.
+//! restart keeps it. One small read a half-second per instance is its cost. And how long,
+//! under that setting, the breaker is expected to go on refusing ([`GatewayGuard::refusing_for_ms`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +10,9 @@ use std::time::Duration;
 use super::{lock, GatewayGuard};
 use crate::policy::breaker::BreakerMode;
 use crate::store::{BreakerControl, Store};
+
+/// How long a breaker forced open is expected to refuse when it has no settings of its own.
+const FORCED_OPEN_PAUSE_MS: u64 = 10_000;
 
 /// How often an instance reads the setting.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(500);
@@ -60,6 +64,26 @@ impl GatewayGuard {
         }
         self.metrics.breaker_mode(self.name, control.mode);
         *current = Some(control);
+    }
+
+    /// How long from now the breaker is expected to go on refusing calls, if it refuses
+    /// them now: what the origin tells the edge, so the queue holds that long. A breaker an
+    /// operator forced open is asked again after an open breaker's wait.
+    pub fn refusing_for_ms(&self) -> Option<u64> {
+        match self.mode() {
+            BreakerMode::ForcedOpen => Some(
+                self.config
+                    .breaker
+                    .map_or(FORCED_OPEN_PAUSE_MS, |breaker| breaker.open_ms),
+            ),
+            BreakerMode::Disabled => None,
+            BreakerMode::Auto => {
+                let now_ms = self.now_ms();
+                self.breaker
+                    .as_ref()
+                    .and_then(|breaker| lock(breaker).refusing_for(now_ms))
+            }
+        }
     }
 
     /// The operator's setting: `AUTO` when none was ever made.

@@ -351,6 +351,33 @@ impl Breaker {
         (view, transition)
     }
 
+    /// How long from `now_ms` it is expected to go on refusing calls: an open breaker
+    /// until its wait is over, a half-open one until its probe is judged (at the slow-call
+    /// threshold at the latest, bounded by `open_ms`); `None` when it admits calls now.
+    pub fn refusing_for(&self, now_ms: u64) -> Option<u64> {
+        match self.state {
+            BreakerState::Closed => None,
+            BreakerState::Open => Some(
+                self.opened_at_ms
+                    .saturating_add(self.config.open_ms)
+                    .saturating_sub(now_ms)
+                    .max(1),
+            ),
+            BreakerState::HalfOpen => {
+                let probe = self
+                    .in_flight
+                    .front()
+                    .filter(|_| self.probes_in_flight > 0)?;
+                let judged_at = probe.started_ms.saturating_add(self.config.slow_call_ms);
+                Some(
+                    judged_at
+                        .saturating_sub(now_ms)
+                        .clamp(1, self.config.open_ms.max(1)),
+                )
+            }
+        }
+    }
+
     fn open_wait_over(&mut self, now_ms: u64) -> Option<Transition> {
         let waited = now_ms.saturating_sub(self.opened_at_ms) >= self.config.open_ms;
         (self.state == BreakerState::Open && waited)

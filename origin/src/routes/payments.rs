@@ -9,16 +9,18 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use rules::confirm::{check_idempotency_key, check_order_id, ConfirmRequest};
+use rules::paused;
 use rules::signing::IDEMPOTENCY_KEY_HEADER;
 
 use crate::clock::now_ms;
 use crate::edge_signature::EdgeCaller;
 use crate::error::{error_body, ApiError};
 use crate::gateway::GatewayAnswer;
+use crate::guard::Refusal;
 use crate::idempotency::{self, Answer};
 use crate::state::AppState;
 use crate::store::transient::retry_transient;
@@ -70,8 +72,8 @@ pub async fn confirm(
         request,
         resumed,
     ));
-    let answer = match task.await {
-        Ok(Ok(answer)) => answer,
+    let (answer, paused_for_ms) = match task.await {
+        Ok(Ok(settled)) => settled,
         Ok(Err(err)) => {
             // Nothing was committed: let a retry with this key run afresh.
             if let Err(release) = state
@@ -102,16 +104,38 @@ pub async fn confirm(
     if let Err(err) = finished {
         tracing::error!(error = %err, "could not store the response of an idempotency key; a retry after its lease reads the payment");
     }
-    Ok(answer.into_response())
+    let mut response = answer.into_response();
+    if let Some(for_ms) = paused_for_ms {
+        // Not stored with the key: a replay later says nothing about the breaker then.
+        if let Ok(value) = HeaderValue::from_str(&paused::header_value(for_ms)) {
+            response
+                .headers_mut()
+                .insert(paused::PAYMENTS_PAUSED_HEADER, value);
+        }
+    }
+    Ok(response)
 }
 
 /// TX 1, the guarded call, TX 2. An error means nothing was committed; once TX 1 has
-/// committed every path ends in an answer.
+/// committed every path ends in an answer — with, when the breaker refused the call, how
+/// long it is expected to go on refusing.
 async fn settle(
     state: AppState,
     user_id: String,
     request: ConfirmRequest,
     resumed: bool,
+) -> Result<(Answer, Option<u64>), ApiError> {
+    let mut paused_for_ms = None;
+    let answer = settle_payment(&state, user_id, request, resumed, &mut paused_for_ms).await?;
+    Ok((answer, paused_for_ms))
+}
+
+async fn settle_payment(
+    state: &AppState,
+    user_id: String,
+    request: ConfirmRequest,
+    resumed: bool,
+    paused_for_ms: &mut Option<u64>,
 ) -> Result<Answer, ApiError> {
     let new = NewPayment {
         order_id: request.order_id,
@@ -177,9 +201,14 @@ async fn settle(
             }
             outcome_of(&answer)
         }
-        Err(refusal) => Outcome::Failed {
-            reason: refusal.reason().into(),
-        },
+        Err(refusal) => {
+            if refusal == Refusal::CircuitOpen {
+                *paused_for_ms = state.guard.refusing_for_ms();
+            }
+            Outcome::Failed {
+                reason: refusal.reason().into(),
+            }
+        }
     };
     let recorded = retry_transient(&state.metrics, "record_outcome", || {
         state

@@ -89,6 +89,11 @@ impl Line {
         Some((slot.seq, slot.user.as_deref()?))
     }
 
+    /// Who holds `seq`, if they are in line.
+    pub(super) fn user_of(&self, seq: u64) -> Option<&str> {
+        self.slots[self.slot_of(seq)?].user.as_deref()
+    }
+
     /// The occupied slot of `seq`.
     fn slot_of(&self, seq: u64) -> Option<usize> {
         let slot = self

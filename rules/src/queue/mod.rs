@@ -26,6 +26,10 @@
 //! keeps their place, and every pass, issued or still to come, its usual rules. Being
 //! sold out is one-way and stored like the line.
 //!
+//! **Paused payments** ([`EventQueue::pause`], `pause.rs`): while the payment provider cannot
+//! take payments, nobody new gets a pass, and every live pass is extended by the pause, so
+//! nobody's turn runs out because of an outage that is not theirs. Places never move.
+//!
 //! The shell should run `expire(now)` before answering, so that no answer shows a pass
 //! that has already run out. An issued pass is honoured until it expires or its holder
 //! leaves, even if a restore with a smaller `admit_limit` puts its holder outside the
@@ -34,6 +38,7 @@
 pub mod eta;
 mod fenwick;
 mod line;
+mod pause;
 #[cfg(test)]
 mod tests;
 
@@ -77,6 +82,15 @@ pub enum Change {
     },
     /// The event sold out (reported once).
     SoldOut,
+    /// Payments are paused until `until` (epoch ms): no pass is issued before then.
+    Paused {
+        until: i64,
+    },
+    /// A live pass was extended by a pause.
+    PassExtended {
+        user: String,
+        expires_at: i64,
+    },
 }
 
 /// A stored entry, for rebuilding the index when the object starts.
@@ -97,6 +111,10 @@ pub struct EventQueue {
     /// `(expires_at, seq)` of every pass, earliest first.
     passes: BTreeSet<(i64, u64)>,
     sold_out: bool,
+    /// Payments are paused before this time (epoch ms; 0: never paused).
+    paused_until: i64,
+    /// Someone may stand in the admitted zone without a pass: issued when not paused.
+    passes_owed: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -151,6 +169,9 @@ impl EventQueue {
             line: Line::from_sorted(kept),
             passes,
             sold_out,
+            paused_until: 0,
+            // A smaller store than config (a larger `admit_limit`) may owe passes.
+            passes_owed: true,
         }
     }
 
@@ -171,6 +192,7 @@ impl EventQueue {
     /// away, and nothing changes.
     pub fn enter(&mut self, user: &str, now_ms: i64) -> (Option<Ticket>, Vec<Change>) {
         let mut changes = Vec::new();
+        self.pay_owed_passes(now_ms, &mut changes);
         if let Some(ticket) = self.poll(user, now_ms, &mut changes) {
             return (Some(ticket), changes);
         }
@@ -185,9 +207,11 @@ impl EventQueue {
             seq,
         });
         let position = self.line.len() as u64;
-        let admitted = position <= u64::from(self.config.admit_limit);
+        let in_zone = position <= u64::from(self.config.admit_limit);
         let mut member = Member { seq, pass: None };
-        if admitted {
+        if in_zone && self.is_paused(now_ms) {
+            self.passes_owed = true;
+        } else if in_zone {
             issue_pass(
                 user,
                 &mut member,
@@ -201,45 +225,50 @@ impl EventQueue {
         let ticket = Ticket {
             seq,
             position,
-            admitted,
+            admitted: member.pass.is_some(),
             pass_expires_at: member.pass,
         };
         (Some(ticket), changes)
     }
 
-    /// The user's ticket now, or `None` if not in the queue. A poll: issues the pass if
-    /// admitted without one (only possible after a config change such as a larger
-    /// `admit_limit`).
-    pub fn status(&mut self, user: &str, now_ms: i64) -> Option<(Ticket, Vec<Change>)> {
+    /// The user's ticket now, or `None` if not in the queue. A poll: issues the passes a
+    /// pause that is over held back, and the user's pass if admitted without one (after
+    /// a config change such as a larger `admit_limit`).
+    pub fn status(&mut self, user: &str, now_ms: i64) -> (Option<Ticket>, Vec<Change>) {
         let mut changes = Vec::new();
-        let ticket = self.poll(user, now_ms, &mut changes)?;
-        Some((ticket, changes))
+        self.pay_owed_passes(now_ms, &mut changes);
+        let ticket = self.poll(user, now_ms, &mut changes);
+        (ticket, changes)
     }
 
     /// Removes `user`; admits whoever moves into the first `admit_limit` (passes at
     /// `now_ms`). Empty changes if absent.
     pub fn leave(&mut self, user: &str, now_ms: i64) -> Vec<Change> {
+        let mut changes = Vec::new();
+        self.pay_owed_passes(now_ms, &mut changes);
         let Some(member) = self.members.remove(user) else {
-            return Vec::new();
+            return changes;
         };
         if let Some(expires_at) = member.pass {
             self.passes.remove(&(expires_at, member.seq));
         }
-        let mut changes = vec![Change::Removed {
+        changes.push(Change::Removed {
             user: user.to_owned(),
-        }];
+        });
         if let Some((position, _)) = self.line.remove(member.seq) {
             if position <= u64::from(self.config.admit_limit) {
-                self.admit_moved_up(1, now_ms, &mut changes);
+                self.refill(1, now_ms, &mut changes);
             }
         }
         changes
     }
 
     /// Removes every admitted user whose pass expired at or before `now_ms` (earliest
-    /// first), then admits the next (passes at `now_ms`, in line order).
+    /// first), then admits the next (passes at `now_ms`, in line order) — and, once a
+    /// pause is over, everyone it kept waiting in the admitted zone.
     pub fn expire(&mut self, now_ms: i64) -> Vec<Change> {
         let mut changes = Vec::new();
+        self.pay_owed_passes(now_ms, &mut changes);
         let mut removed = 0;
         while let Some(&(expires_at, seq)) = self.passes.first() {
             if expires_at > now_ms {
@@ -252,7 +281,7 @@ impl EventQueue {
                 removed += 1;
             }
         }
-        self.admit_moved_up(removed, now_ms, &mut changes);
+        self.refill(removed, now_ms, &mut changes);
         changes
     }
 
@@ -282,19 +311,43 @@ impl EventQueue {
         self.passes.first().map(|(expires_at, _)| *expires_at)
     }
 
+    /// When the object should next run [`EventQueue::expire`]: the earliest pass expiry,
+    /// or the end of a pause that keeps people waiting for a pass, whichever is first.
+    pub fn next_wake(&self) -> Option<i64> {
+        let resume = (self.passes_owed && self.paused_until > 0).then_some(self.paused_until);
+        match (self.next_pass_expiry(), resume) {
+            (Some(expiry), Some(resume)) => Some(expiry.min(resume)),
+            (expiry, resume) => expiry.or(resume),
+        }
+    }
+
     fn poll(&mut self, user: &str, now_ms: i64, changes: &mut Vec<Change>) -> Option<Ticket> {
+        let paused = self.is_paused(now_ms);
         let member = self.members.get_mut(user)?;
         let position = self.line.position(member.seq)?;
-        let admitted = position <= u64::from(self.config.admit_limit);
-        if admitted && member.pass.is_none() {
+        let in_zone = position <= u64::from(self.config.admit_limit);
+        if in_zone && member.pass.is_none() && !paused {
             issue_pass(user, member, now_ms, self.config, &mut self.passes, changes);
         }
         Some(Ticket {
             seq: member.seq,
             position,
-            admitted,
+            admitted: in_zone && member.pass.is_some(),
             pass_expires_at: member.pass,
         })
+    }
+
+    /// After `removed` people left: passes for whoever moved into the admitted zone — or,
+    /// while payments are paused, a note that they are owed one.
+    /// Once a pause is over, the passes it held back are paid here, front first.
+    fn refill(&mut self, removed: u64, now_ms: i64, changes: &mut Vec<Change>) {
+        if self.is_paused(now_ms) {
+            self.passes_owed |= removed > 0;
+        } else if self.passes_owed {
+            self.pay_owed_passes(now_ms, changes);
+        } else if removed > 0 {
+            self.admit_moved_up(removed, now_ms, changes);
+        }
     }
 
     /// After `removed` people left, the only ones who can have moved into the admitted

@@ -3,6 +3,7 @@
 use super::*;
 
 mod model;
+mod pause;
 mod restore;
 
 /// Two admitted at a time; passes live 100 ms.
@@ -59,6 +60,8 @@ fn written(changes: &[Change]) -> String {
             Change::PassIssued { user, expires_at } => format!("+{user}@{expires_at}"),
             Change::Removed { user } => format!("-{user}"),
             Change::SoldOut => "sold-out".to_owned(),
+            Change::Paused { until } => format!("paused<{until}"),
+            Change::PassExtended { user, expires_at } => format!("~{user}@{expires_at}"),
         })
         .collect();
     words.join(" ")
@@ -72,9 +75,7 @@ fn run(queue: &mut EventQueue, step: Step, now: i64) -> Seen {
     };
     match step {
         Enter(user) => queue.enter(user, now).0.map_or(Seen::Absent, seen),
-        Poll(user) => queue
-            .status(user, now)
-            .map_or(Seen::Absent, |(t, _)| seen(t)),
+        Poll(user) => queue.status(user, now).0.map_or(Seen::Absent, seen),
         Leave(user) => Seen::Changes(written(&queue.leave(user, now))),
         Expire => Seen::Changes(written(&queue.expire(now))),
         Gate(user) => Seen::Live(queue.has_live_pass(user, now)),

@@ -4,7 +4,9 @@
 //! after every step, each of the first `admit_limit` holds a pass, issued now if it
 //! had none. The queue gets there in O(log n) by knowing who can have moved up; both
 //! must answer every step alike, changes included. Some scripts sell the event out at
-//! a random step: from then on the model lets no newcomer in.
+//! a random step: from then on the model lets no newcomer in. Pauses come at random
+//! steps: while one lasts the model issues no pass, and it adds what the pause adds to
+//! every live pass.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +21,8 @@ enum Op {
     Leave(usize),
     Expire,
     SellOut,
+    /// Pause payments for this long from now.
+    Pause(i64),
 }
 
 type Answer = (Option<Ticket>, Vec<Change>);
@@ -29,14 +33,17 @@ struct Model {
     /// `(user, seq, pass)` in line order.
     line: Vec<(String, u64, Option<i64>)>,
     sold_out: bool,
+    paused_until: i64,
 }
 
 impl Model {
     fn apply(&mut self, op: Op, now: i64) -> Answer {
         let mut changes = Vec::new();
+        // A pause that ended before this step held nobody's pass back past its end.
+        self.issue_passes(now, &mut changes);
         let asked = match op {
             Op::Enter(user) | Op::Poll(user) => Some(name(user)),
-            Op::Leave(_) | Op::Expire | Op::SellOut => None,
+            Op::Leave(_) | Op::Expire | Op::SellOut | Op::Pause(_) => None,
         };
         match op {
             Op::Enter(user)
@@ -55,28 +62,73 @@ impl Model {
                     changes.push(Change::Removed { user: name(user) });
                 }
             }
-            Op::Expire => {
-                let mut expired: Vec<(i64, u64, String)> = self
-                    .line
-                    .iter()
-                    .filter_map(|(u, seq, pass)| {
-                        pass.filter(|at| *at <= now).map(|at| (at, *seq, u.clone()))
-                    })
-                    .collect();
-                expired.sort();
-                self.line
-                    .retain(|(_, _, pass)| !pass.is_some_and(|at| at <= now));
-                changes.extend(
-                    expired
-                        .into_iter()
-                        .map(|(_, _, user)| Change::Removed { user }),
-                );
-            }
+            Op::Expire => changes.extend(self.expire(now)),
             Op::SellOut if !self.sold_out => {
                 self.sold_out = true;
                 changes.push(Change::SoldOut);
             }
+            Op::Pause(length) => {
+                changes.extend(self.expire(now));
+                self.issue_passes(now, &mut changes);
+                let covered = self.paused_until.max(now);
+                if now + length > covered {
+                    self.paused_until = now + length;
+                    changes.push(Change::Paused {
+                        until: now + length,
+                    });
+                    let mut live: Vec<(i64, u64, &mut Option<i64>, String)> = self
+                        .line
+                        .iter_mut()
+                        .filter_map(|(u, seq, pass)| Some(((*pass)?, *seq, pass, u.clone())))
+                        .collect();
+                    live.sort_by_key(|(at, seq, ..)| (*at, *seq));
+                    for (at, _, pass, user) in live {
+                        let expires_at = at + (now + length - covered);
+                        *pass = Some(expires_at);
+                        changes.push(Change::PassExtended { user, expires_at });
+                    }
+                }
+            }
             Op::Enter(_) | Op::Poll(_) | Op::SellOut => {}
+        }
+        self.issue_passes(now, &mut changes);
+        let limit = self.config.admit_limit as u64;
+        let ticket = asked.and_then(|user| {
+            let at = self.line.iter().position(|(u, ..)| *u == user)?;
+            let (_, seq, pass) = &self.line[at];
+            let position = at as u64 + 1;
+            Some(Ticket {
+                seq: *seq,
+                position,
+                admitted: position <= limit && pass.is_some(),
+                pass_expires_at: *pass,
+            })
+        });
+        (ticket, changes)
+    }
+
+    /// Removes those whose pass ran out, earliest first.
+    fn expire(&mut self, now: i64) -> Vec<Change> {
+        let mut expired: Vec<(i64, u64, String)> = self
+            .line
+            .iter()
+            .filter_map(|(u, seq, pass)| {
+                pass.filter(|at| *at <= now).map(|at| (at, *seq, u.clone()))
+            })
+            .collect();
+        expired.sort();
+        self.line
+            .retain(|(_, _, pass)| !pass.is_some_and(|at| at <= now));
+        expired
+            .into_iter()
+            .map(|(_, _, user)| Change::Removed { user })
+            .collect()
+    }
+
+    /// The rule: each of the first `admit_limit` holds a pass, unless payments are paused.
+    fn issue_passes(&mut self, now: i64, changes: &mut Vec<Change>) {
+        if now < self.paused_until {
+            return;
         }
         let limit = self.config.admit_limit as usize;
         for (user, _, pass) in self.line.iter_mut().take(limit) {
@@ -89,18 +141,6 @@ impl Model {
                 });
             }
         }
-        let ticket = asked.and_then(|user| {
-            let at = self.line.iter().position(|(u, ..)| *u == user)?;
-            let (_, seq, pass) = &self.line[at];
-            let position = at as u64 + 1;
-            Some(Ticket {
-                seq: *seq,
-                position,
-                admitted: position <= limit as u64,
-                pass_expires_at: *pass,
-            })
-        });
-        (ticket, changes)
     }
 }
 
@@ -111,12 +151,11 @@ fn name(user: usize) -> String {
 fn apply(queue: &mut EventQueue, op: Op, now: i64) -> Answer {
     match op {
         Op::Enter(user) => queue.enter(&name(user), now),
-        Op::Poll(user) => queue
-            .status(&name(user), now)
-            .map_or((None, Vec::new()), |(t, c)| (Some(t), c)),
+        Op::Poll(user) => queue.status(&name(user), now),
         Op::Leave(user) => (None, queue.leave(&name(user), now)),
         Op::Expire => (None, queue.expire(now)),
         Op::SellOut => (None, queue.mark_sold_out()),
+        Op::Pause(length) => (None, queue.pause(now, now + length)),
     }
 }
 
@@ -125,6 +164,7 @@ fn apply(queue: &mut EventQueue, op: Op, now: i64) -> Answer {
 struct Store {
     entries: BTreeMap<String, StoredEntry>,
     sold_out: bool,
+    paused_until: i64,
 }
 
 /// Applies changes to a store, as the Durable Object shell persists them.
@@ -139,7 +179,7 @@ fn persist(store: &mut Store, changes: &[Change]) {
                 };
                 store.entries.insert(user.clone(), entry);
             }
-            Change::PassIssued { user, expires_at } => {
+            Change::PassIssued { user, expires_at } | Change::PassExtended { user, expires_at } => {
                 if let Some(entry) = store.entries.get_mut(user) {
                     entry.pass_expires_at = Some(*expires_at);
                 }
@@ -148,6 +188,7 @@ fn persist(store: &mut Store, changes: &[Change]) {
                 store.entries.remove(user);
             }
             Change::SoldOut => store.sold_out = true,
+            Change::Paused { until } => store.paused_until = *until,
         }
     }
 }
@@ -169,6 +210,7 @@ fn script() -> impl Strategy<Value = Vec<(Op, i64)>> {
         2 => (0..USERS).prop_map(Op::Poll),
         2 => (0..USERS).prop_map(Op::Leave),
         1 => Just(Op::Expire),
+        1 => (1i64..120).prop_map(Op::Pause),
     ];
     (prop::collection::vec((op, 0i64..40), 0..300), 0usize..600).prop_map(
         |(mut script, sold_out_at)| {
@@ -184,7 +226,7 @@ proptest! {
     #[test]
     fn the_queue_answers_every_step_as_the_naive_model(config in config(), script in script()) {
         let mut queue = EventQueue::new(config);
-        let mut model = Model { config, next_seq: 0, line: Vec::new(), sold_out: false };
+        let mut model = Model { config, next_seq: 0, line: Vec::new(), sold_out: false, paused_until: 0 };
         let mut now = 0;
         for (step, (op, pause)) in script.into_iter().enumerate() {
             now += pause;
@@ -209,7 +251,8 @@ proptest! {
         }
         let entries: Vec<StoredEntry> = store.entries.into_values().rev().collect();
         let mut restored =
-            EventQueue::restore(config, entries, original.next_seq(), store.sold_out);
+            EventQueue::restore(config, entries, original.next_seq(), store.sold_out)
+                .with_pause(store.paused_until);
         prop_assert_eq!(restored.len(), original.len());
         prop_assert_eq!(restored.is_sold_out(), original.is_sold_out());
         prop_assert_eq!(restored.next_pass_expiry(), original.next_pass_expiry());

@@ -196,18 +196,23 @@ fn transition_scripts() {
     }
 }
 
-#[test]
-fn a_permit_of_an_earlier_state_given_back_frees_no_probe_slot() {
-    let mut breaker = Breaker::new(SMALL);
-    let old = breaker.try_acquire(0).0.unwrap();
+/// Four failed calls at `now_ms`: enough to open [`SMALL`].
+fn open_with_failures(breaker: &mut Breaker, now_ms: u64) {
     for _ in 0..4 {
-        let permit = breaker.try_acquire(0).0.unwrap();
+        let permit = breaker.try_acquire(now_ms).0.unwrap();
         let fail = CallResult {
             failed: true,
             duration_ms: 1,
         };
-        breaker.record(permit, fail, 0);
+        breaker.record(permit, fail, now_ms);
     }
+}
+
+#[test]
+fn a_permit_of_an_earlier_state_given_back_frees_no_probe_slot() {
+    let mut breaker = Breaker::new(SMALL);
+    let old = breaker.try_acquire(0).0.unwrap();
+    open_with_failures(&mut breaker, 0);
     assert!(breaker.try_acquire(1_000).0.is_ok(), "the probe");
     breaker.release(old);
     assert_eq!(breaker.try_acquire(1_000).0, Err(CircuitOpen));
@@ -268,18 +273,33 @@ fn every_transition_is_reported_once_with_its_time() {
 #[test]
 fn an_open_breaker_shows_when_it_lets_probes_through() {
     let mut breaker = Breaker::new(SMALL);
-    for _ in 0..4 {
-        let permit = breaker.try_acquire(100).0.unwrap();
-        let fail = CallResult {
-            failed: true,
-            duration_ms: 1,
-        };
-        breaker.record(permit, fail, 100);
-    }
+    open_with_failures(&mut breaker, 100);
     let (view, _) = breaker.observe(200);
     assert_eq!(
         (view.state, view.open_until_ms),
         (BreakerState::Open, Some(1_100))
+    );
+}
+
+#[test]
+fn it_says_how_long_it_will_go_on_refusing() {
+    let mut breaker = Breaker::new(SMALL);
+    assert_eq!(breaker.refusing_for(0), None, "closed: admits now");
+    open_with_failures(&mut breaker, 100);
+    assert_eq!(
+        breaker.refusing_for(400),
+        Some(700),
+        "open: the rest of its wait"
+    );
+    assert_eq!(breaker.refusing_for(5_000), Some(1), "due: at once");
+    // Half-open, its probe out since 1 100: judged by the slow-call threshold at the latest.
+    let probe = breaker.try_acquire(1_100).0.unwrap();
+    assert_eq!(breaker.refusing_for(1_140), Some(60));
+    breaker.release(probe);
+    assert_eq!(
+        breaker.refusing_for(1_150),
+        None,
+        "half-open, a probe may go"
     );
 }
 

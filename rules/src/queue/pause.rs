@@ -1,0 +1,81 @@
+//! Paused payments: the payment provider cannot take payments for a while (the origin's
+//! breaker is open), so the queue holds.
+//!
+//! - **No new pass** is issued before the pause ends: whoever reaches the admitted zone
+//!   meanwhile waits there, keeping their place, and gets a pass when it ends — at the
+//!   alarm the shell sets at [`EventQueue::next_wake`], whether anyone polls or not.
+//! - **Every live pass is extended** by the time the pause adds, the moment it is added,
+//!   so a pass ends as long after the pause as it would have ended after its start:
+//!   nobody's turn runs out during an outage. A pause that is extended extends them by
+//!   the difference only; a pause already covered changes nothing.
+//!
+//! The shell refuses payments while [`EventQueue::is_paused`]; live passes stay live.
+
+use super::{Change, EventQueue};
+
+impl EventQueue {
+    /// Pauses payments from `now_ms` until `until_ms` (or keeps a longer pause).
+    pub fn pause(&mut self, now_ms: i64, until_ms: i64) -> Vec<Change> {
+        let mut changes = self.expire(now_ms);
+        let covered_until = self.paused_until.max(now_ms);
+        if until_ms <= covered_until {
+            return changes;
+        }
+        let added = until_ms - covered_until;
+        self.paused_until = until_ms;
+        changes.push(Change::Paused { until: until_ms });
+        let passes = std::mem::take(&mut self.passes);
+        for (expires_at, seq) in passes {
+            let extended = expires_at.saturating_add(added);
+            self.passes.insert((extended, seq));
+            let Some(user) = self.line.user_of(seq) else {
+                continue;
+            };
+            if let Some(member) = self.members.get_mut(user) {
+                member.pass = Some(extended);
+            }
+            changes.push(Change::PassExtended {
+                user: user.to_owned(),
+                expires_at: extended,
+            });
+        }
+        changes
+    }
+
+    /// Whether payments are paused at `now_ms`.
+    pub fn is_paused(&self, now_ms: i64) -> bool {
+        now_ms < self.paused_until
+    }
+
+    /// When the pause in force at `now_ms` ends, if one is.
+    pub fn paused_until(&self, now_ms: i64) -> Option<i64> {
+        self.is_paused(now_ms).then_some(self.paused_until)
+    }
+
+    /// The stored pause, for a restored queue: `until_ms` of the last
+    /// [`Change::Paused`].
+    pub fn with_pause(mut self, until_ms: i64) -> Self {
+        self.paused_until = until_ms;
+        self
+    }
+
+    /// Issues the passes a pause held back, to everyone in the admitted zone without one,
+    /// front first — once it is over.
+    pub(super) fn pay_owed_passes(&mut self, now_ms: i64, changes: &mut Vec<Change>) {
+        if !self.passes_owed || self.is_paused(now_ms) {
+            return;
+        }
+        self.passes_owed = false;
+        let last = u64::from(self.config.admit_limit).min(self.line.len() as u64);
+        for position in 1..=last {
+            let Some((_, user)) = self.line.at(position) else {
+                break;
+            };
+            if let Some(member) = self.members.get_mut(user) {
+                if member.pass.is_none() {
+                    super::issue_pass(user, member, now_ms, self.config, &mut self.passes, changes);
+                }
+            }
+        }
+    }
+}

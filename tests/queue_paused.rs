@@ -1,0 +1,120 @@
+//! End to end: the queue holds while the origin cannot take payments. A confirm the
+//! origin's open breaker refused says how long it expects to stay open; the edge then
+//! pauses every gated room — no new pass, live passes extended — and refuses gated
+//! confirms itself with 503 `PAYMENTS_PAUSED` until then. Admission resumes on its own.
+
+mod support;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use support::room::{self, enter, leave, status, status_until};
+use support::{EdgeSetup, System, OPERATOR_TOKEN};
+
+const EVENT: &str = "drop-paused";
+/// The origin's breaker wait: how long a forced-open breaker is expected to refuse.
+const OPEN_MS: i64 = 6_000;
+
+async fn confirm(system: &System, token: &str, order_id: &str) -> reqwest::Response {
+    room::confirm(system, token, order_id, Some(EVENT)).await
+}
+
+async fn set_breaker(system: &System, state: &str) {
+    let set = system
+        .http
+        .post(format!("{}/admin/guard/breaker", system.origin_admin))
+        .bearer_auth(OPERATOR_TOKEN)
+        .json(&json!({"state": state, "reason": "PG incident"}))
+        .send()
+        .await
+        .expect("the origin answers");
+    assert_eq!(set.status(), StatusCode::OK);
+}
+
+async fn placement(system: &System, token: &str) -> Value {
+    let answer = status(system, token, EVENT).await;
+    assert_eq!(answer.status(), StatusCode::OK);
+    answer.json().await.expect("JSON")
+}
+
+#[tokio::test]
+async fn while_the_breaker_is_open_the_room_holds_and_gated_confirms_stop_at_the_edge() {
+    let setup = EdgeSetup {
+        vars: vec![
+            ("QUEUE_ADMIT_LIMIT", "1".into()),
+            ("QUEUE_PASS_TTL_SECONDS", "60".into()),
+            ("GATED_EVENTS", EVENT.into()),
+        ],
+        ..EdgeSetup::default()
+    };
+    let open_ms = OPEN_MS.to_string();
+    let system = System::start_with_origin(setup, &[("BREAKER_OPEN_MS", &open_ms)]).await;
+    let (status, _) = system
+        .set_event(json!({ "eventId": EVENT, "stock": 10, "amount": 1000 }))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
+    let admitted = enter(&system, &first, EVENT).await;
+    let pass = admitted["passExpiresAt"].as_i64().expect("a pass");
+    assert_eq!(enter(&system, &second, EVENT).await["position"], 2);
+
+    set_breaker(&system, "FORCED_OPEN").await;
+    // The one confirm that learns of it: the origin's answer, unchanged.
+    let refused = confirm(&system, &first, "o-1").await;
+    assert_eq!(refused.status(), StatusCode::CREATED);
+    let refused: Value = refused.json().await.expect("JSON");
+    assert_eq!(refused["failureReason"], "CIRCUIT_OPEN");
+
+    let held = status_until(&system, &first, EVENT, |p| p["paused"] == true).await;
+    let until = held["pausedUntil"].as_i64().expect("pausedUntil");
+    let extended = held["passExpiresAt"].as_i64().expect("still a pass");
+    assert_eq!(held["admitted"], true, "a live pass stays live: {held}");
+    assert!(
+        extended - pass >= OPEN_MS - 1_000,
+        "the pass is extended by the pause: {pass} → {extended}"
+    );
+
+    let stopped = confirm(&system, &first, "o-2").await;
+    assert_eq!(stopped.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let retry_after: u64 = stopped.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=OPEN_MS as u64 / 1000).contains(&retry_after));
+    assert_eq!(
+        stopped.json::<Value>().await.unwrap()["code"],
+        "PAYMENTS_PAUSED"
+    );
+    let never_sent = system.origin_get("user-1", "/payments/o-2").await;
+    assert_eq!(never_sent.status(), StatusCode::NOT_FOUND, "not forwarded");
+
+    // user-1 gives up: user-2 reaches the front, but no pass is issued while paused.
+    leave(&system, &first, EVENT).await;
+    let waiting = placement(&system, &second).await;
+    assert_eq!(
+        (
+            &waiting["position"],
+            &waiting["admitted"],
+            &waiting["paused"]
+        ),
+        (&json!(1), &json!(false), &json!(true)),
+        "{waiting}"
+    );
+
+    // The operator hands the breaker back; when the pause ends, the room admits on its own.
+    set_breaker(&system, "AUTO").await;
+    let resumed = status_until(&system, &second, EVENT, |p| p["admitted"] == true).await;
+    assert!(resumed.get("paused").is_none(), "{resumed}");
+    assert!(
+        resumed["passExpiresAt"].as_i64().unwrap() > until,
+        "issued at the pause's end"
+    );
+    let paid = confirm(&system, &second, "o-3").await;
+    assert_eq!(paid.status(), StatusCode::CREATED);
+    assert_eq!(paid.json::<Value>().await.unwrap()["status"], "APPROVED");
+    assert_eq!(
+        system.ledger().await["requestCount"],
+        1,
+        "only o-3 reached the PG"
+    );
+}
