@@ -1,7 +1,8 @@
 //! The waiting-room page in a real browser: Debian's headless Chromium, driven by
 //! playwright-core (`tests/browser/waiting_room.mjs`), signs in through the page, sees
-//! its position, and then either the admitted state once the user ahead leaves, or the
-//! sold-out state — and no more polling — once the event sells out. The screenshots are
+//! its position, and then either the admitted state once the user ahead leaves, the
+//! sold-out state — and no more polling — once the event sells out, or the paused notice
+//! while the origin's breaker is open. The screenshots are
 //! kept as test artifacts in `target/test-artifacts/`.
 
 mod support;
@@ -138,6 +139,63 @@ async fn the_page_says_sold_out_and_stops_polling() {
     assert_eq!(
         last, "SOLD_OUT",
         "the page did not show sold out, or kept polling"
+    );
+    assert!(browser.wait().expect("the browser script ends").success());
+    assert!(
+        screenshot.exists(),
+        "no screenshot at {}",
+        screenshot.display()
+    );
+}
+
+#[tokio::test]
+async fn the_page_says_payments_are_paused_and_keeps_the_place() {
+    let system = System::start_with_origin(
+        EdgeSetup {
+            vars: vec![
+                ("QUEUE_ADMIT_LIMIT", "1".into()),
+                ("GATED_EVENTS", "drop-11".into()),
+            ],
+            ..EdgeSetup::default()
+        },
+        &[("BREAKER_OPEN_MS", "60000")],
+    )
+    .await;
+    let (status, _) = system
+        .set_event(json!({ "eventId": "drop-11", "stock": 10, "amount": 1000 }))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let ahead = system.token("user-ahead", 600);
+    assert_eq!(
+        edge_post(&system, &ahead, "/queue/drop-11/enter", None).await,
+        StatusCode::OK
+    );
+    let (mut browser, mut lines, screenshot) =
+        open_page(&system, "drop-11", "paused", "waiting-room-paused.png");
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    assert_eq!(first, "WAITING", "the page did not show position 2");
+
+    let forced = system
+        .http
+        .post(format!("{}/admin/guard/breaker", system.origin_admin))
+        .bearer_auth(OPERATOR_TOKEN)
+        .json(&json!({"state": "FORCED_OPEN", "reason": "PG incident"}))
+        .send()
+        .await
+        .expect("the origin answers");
+    assert_eq!(forced.status(), StatusCode::OK);
+    let order =
+        json!({ "orderId": "o-ahead", "paymentKey": "pk", "amount": 1000, "eventId": "drop-11" });
+    assert_eq!(
+        edge_post(&system, &ahead, "/payments/confirm", Some(order)).await,
+        StatusCode::CREATED,
+        "refused CIRCUIT_OPEN at the origin, which says for how long"
+    );
+
+    let last = lines.next().and_then(Result::ok).unwrap_or_default();
+    assert!(
+        last.starts_with("PAUSED "),
+        "the page did not say payments are paused: {last:?}"
     );
     assert!(browser.wait().expect("the browser script ends").success());
     assert!(

@@ -26,13 +26,14 @@ use clap::{Parser, Subcommand};
 use experiments::Report;
 
 /// Every experiment, in the seed's order.
-const EXPERIMENTS: [&str; 6] = [
+const EXPERIMENTS: [&str; 7] = [
     "isolation",
     "retries",
     "breaker",
     "limiter",
     "bulkhead",
     "spike",
+    "outage-drop",
 ];
 
 #[derive(Parser)]
@@ -47,7 +48,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run experiments: isolation, retries, breaker, limiter, bulkhead, or all.
+    /// Run experiments: isolation, retries, breaker, limiter, bulkhead, spike,
+    /// outage-drop, or all.
     Run {
         #[arg(required = true)]
         experiments: Vec<String>,
@@ -137,6 +139,7 @@ async fn run(name: &str, runs: u32, out: &Path) -> anyhow::Result<Report> {
         "breaker" => experiments::breaker::report(runs, out).await,
         "limiter" => experiments::limiter::report(runs, out).await,
         "spike" => experiments::spike::report(runs, out).await,
+        "outage-drop" => experiments::outage_drop::report(runs, out).await,
         _ => experiments::bulkhead::report(runs, out).await,
     }
 }

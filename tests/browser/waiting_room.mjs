@@ -4,8 +4,10 @@
 // - `admitted` (the default; the user ahead leaves): the admitted state, with a
 //   screenshot, and ADMITTED with the pass's expiry on stdout;
 // - `sold-out` (the event sells out): the sold-out state, then no request to the queue
-//   for longer than the page's poll interval, and SOLD_OUT on stdout.
-// Usage: node waiting_room.mjs PAGE_URL USERNAME PASSWORD SCREENSHOT_PATH [admitted|sold-out]
+//   for longer than the page's poll interval, and SOLD_OUT on stdout;
+// - `paused` (the origin's breaker is open): the paused notice with its expected end, the
+//   position still shown, a screenshot, and PAUSED on stdout.
+// Usage: node waiting_room.mjs PAGE_URL USERNAME PASSWORD SCREENSHOT_PATH [admitted|sold-out|paused]
 import { chromium } from "playwright-core";
 
 const [url, username, password, screenshot, ending = "admitted"] = process.argv.slice(2);
@@ -38,6 +40,15 @@ try {
     if (queueCalls !== seen) throw new Error(`the page kept polling after sold out (${queueCalls - seen} more calls)`);
     if (blocked.length) throw new Error(`the page's policy blocked: ${blocked.join("; ")}`);
     console.log("SOLD_OUT");
+  } else if (ending === "paused") {
+    await page.getByRole("heading", { name: "Payments are paused" }).waitFor({ timeout: 60000 });
+    const until = await page.locator("#paused-until").textContent();
+    if (!until) throw new Error("the paused notice shows no expected end");
+    const position = await page.locator("#position").textContent();
+    if (position !== "2") throw new Error(`the place was not kept: position ${position}`);
+    await page.screenshot({ path: screenshot, fullPage: true });
+    if (blocked.length) throw new Error(`the page's policy blocked: ${blocked.join("; ")}`);
+    console.log("PAUSED " + until);
   } else {
     await page.getByRole("heading", { name: "It is your turn" }).waitFor({ timeout: 60000 });
     const until = await page.locator("#until").textContent();

@@ -1,14 +1,15 @@
 //! Experiment 3 — what becomes of payments while the breaker is open: the PG answers
 //! after 6 s (past the 3 s timeout) for 40 s, then is healthy; 10 payments/s and 5
-//! reads/s for 90 s; breaker on (the defaults) and off.
+//! reads/s for 90 s; breaker on (the defaults), on with a 500 ms slow-call threshold, and
+//! off.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::{count, mixed, mixed_chart, verdict, Plan, Report, Table};
+use super::{breaker_transitions, count, mixed, mixed_chart, verdict, Plan, Report, Table};
 use crate::load::Sample;
 use crate::stack::{received, Stack};
 use crate::stats::range;
@@ -35,14 +36,52 @@ struct Figures {
     timelines: Vec<String>,
 }
 
+/// One configuration of the breaker: its row's label, its chart's name, the origin's
+/// variables, and the slow-call threshold it runs with.
+struct Variant {
+    label: &'static str,
+    chart: &'static str,
+    env: Vec<(&'static str, String)>,
+    enabled: bool,
+    slow_call: &'static str,
+}
+
+fn variants() -> [Variant; 3] {
+    [
+        Variant {
+            label: "on",
+            chart: "breaker-on",
+            env: Vec::new(),
+            enabled: true,
+            slow_call: "1 s",
+        },
+        Variant {
+            label: "on, slow at 500 ms",
+            chart: "breaker-on-500ms",
+            env: vec![("BREAKER_SLOW_CALL_MS", "500".into())],
+            enabled: true,
+            slow_call: "500 ms",
+        },
+        Variant {
+            label: "off",
+            chart: "breaker-off",
+            env: vec![("BREAKER_ENABLED", "false".into())],
+            enabled: false,
+            slow_call: "—",
+        },
+    ]
+}
+
 pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    for (label, enabled) in [("on", true), ("off", false)] {
+    let mut charts = Vec::new();
+    for variant in variants() {
+        let (label, enabled) = (variant.label, variant.enabled);
         let mut f = Figures::default();
         for run in 1..=runs {
-            let stack = Stack::start(&[("BREAKER_ENABLED", enabled.to_string())]).await?;
-            let prefix = format!("breaker-{label}-{run}");
+            let stack = Stack::start(&variant.env).await?;
+            let prefix = format!("{}-{run}", variant.chart);
             let plan = Plan {
                 prefix: &prefix,
                 payments_per_s: 10.0,
@@ -54,18 +93,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                 ],
             };
             let result = mixed(&stack, &plan).await?;
-            let guard = stack.operator_get("/admin/guard").await?;
-            let offset_ms = result.start.elapsed().as_millis() as f64
-                - guard["breaker"]["nowMs"].as_f64().unwrap_or_default();
-            let transitions: Vec<(f64, String)> = guard["breaker"]["transitions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|t| {
-                    let at = (t["atMs"].as_f64().unwrap_or_default() + offset_ms) / 1e3;
-                    (at, format!("{}→{}", text(&t["from"]), text(&t["to"])))
-                })
-                .collect();
+            let transitions = breaker_transitions(&stack, result.start).await?;
             let recovered = OUTAGE.as_secs_f64();
             let first_probe_after = transitions
                 .iter()
@@ -120,13 +148,15 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                     .join(", "),
             );
             if run == runs {
+                let chart = format!("{}.svg", variant.chart);
                 mixed_chart(
                     out,
-                    &format!("breaker-{label}.svg"),
+                    &chart,
                     &format!("PG 6 s for 40 s, breaker {label}: run {run}"),
                     &result,
                     SECONDS as f64 + 10.0,
                 )?;
+                charts.push(chart);
             }
         }
         let back: Vec<f64> = f.back_to_closed.iter().flatten().copied().collect();
@@ -158,13 +188,15 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         if enabled {
             for (run, timeline) in f.timelines.iter().enumerate() {
                 notes.push(format!(
-                    "Run {} transitions (PG healthy again at +40.0 s): {timeline}.",
+                    "Breaker {label}, run {} transitions (PG healthy again at +40.0 s): \
+                     {timeline}.",
                     run + 1
                 ));
             }
             let bound_met = f.unknown.iter().all(|unknown| *unknown <= UNKNOWN_BOUND);
             notes.push(format!(
-                "Acceptance: UNKNOWN ≤ 15 per run — UNKNOWN {} with {} half-open cycles: {}. \
+                "Acceptance (breaker {label}): UNKNOWN ≤ 15 per run — UNKNOWN {} with {} \
+                 half-open cycles: {}. \
                  Refused payments that reached the PG: \
                  {} (must be 0): {}. Back to CLOSED within 1 s of the first half-open cycle \
                  after the PG recovered: {} s: {}.",
@@ -193,14 +225,16 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                 .zip(&f.half_open_cycles)
                 .all(|(after, cycles)| *after <= PROBES * cycles);
             notes.push(format!(
-                "Where the UNKNOWNs come from: no outcome comes back before the 3 s timeout, but \
-                 a call still out at the 1 s slow-call threshold counts as slow from then on, so \
-                 the breaker opens about 1 s into the outage, once 10 calls have been sent \
-                 (min calls) — {} UNKNOWN were sent before it first opened (a breaker that \
+                "Where the UNKNOWNs come from (breaker {label}): no outcome comes back before \
+                 the 3 s timeout, but a call still out at the {} slow-call threshold counts as \
+                 slow from then on, so the breaker opens that long into the outage, once 10 \
+                 calls have been sent (min calls) — {} UNKNOWN were sent before it first \
+                 opened (a breaker that \
                  waits for outcomes opens only once 10 have timed out, 40 sent: the seed's \
                  45–46). Once open, only the half-open probes reach the PG, one at a time, the \
                  first still out at the threshold re-opening it: {} UNKNOWN were sent after, \
                  at most one per cycle in every run: {}.",
+                variant.slow_call,
                 range(&f.unknown_before_open, 0),
                 range(&f.unknown_after_open, 0),
                 if probes_only { "yes" } else { "**no**" },
@@ -217,7 +251,8 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
              call is still out) at a slow-call rate of 10 %, open 10 s, 3 half-open probes one \
              at a time. \"Refused at the PG\": payments answered `CIRCUIT_OPEN` whose order id \
              the simulator's ledger shows. Recovery to CLOSED is measured from +40 s on the \
-             breaker's own transition clock."
+             breaker's own transition clock. The second configuration sets only \
+             `BREAKER_SLOW_CALL_MS=500`."
         ),
         seed: Table {
             header: vec![
@@ -260,10 +295,6 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             rows,
         },
         notes,
-        charts: vec!["breaker-on.svg".into(), "breaker-off.svg".into()],
+        charts,
     })
-}
-
-fn text(value: &Value) -> &str {
-    value.as_str().unwrap_or("?")
 }

@@ -6,6 +6,7 @@ pub mod breaker;
 pub mod bulkhead;
 pub mod isolation;
 pub mod limiter;
+pub mod outage_drop;
 pub mod retries;
 pub mod spike;
 
@@ -33,6 +34,27 @@ pub const GUARD_REFUSALS: [&str; 3] = [
     "FAILED:BULKHEAD_FULL",
     "FAILED:RATE_LIMITED",
 ];
+
+/// The approval breaker's transitions as `/admin/guard` lists them (the latest 20), each at
+/// seconds since `start` on the lab's clock: `(at, "FROM→TO")`.
+pub async fn breaker_transitions(
+    stack: &Stack,
+    start: Instant,
+) -> anyhow::Result<Vec<(f64, String)>> {
+    let guard = stack.operator_get("/admin/guard").await?;
+    let offset_ms =
+        start.elapsed().as_millis() as f64 - guard["breaker"]["nowMs"].as_f64().unwrap_or_default();
+    let text = |value: &Value| value.as_str().unwrap_or("?").to_owned();
+    Ok(guard["breaker"]["transitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let at = (t["atMs"].as_f64().unwrap_or_default() + offset_ms) / 1e3;
+            (at, format!("{}→{}", text(&t["from"]), text(&t["to"])))
+        })
+        .collect())
+}
 
 /// An acceptance check's verdict as the reports write it.
 pub fn verdict(met: bool) -> &'static str {
