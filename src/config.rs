@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::str::FromStr;
 
 use rules::login_limit::{LoginLimits, DEFAULT_CLIENT_RATE, DEFAULT_USER_RATE};
+use rules::queue::ticket;
 use rules::rate_limit::{parse_rate, RateLimits, DEFAULT_ROUTES};
 use rules::refresh::RefreshKey;
 use rules::signing::private_link;
@@ -65,6 +66,9 @@ pub struct EdgeConfig {
     pub origin_url: String,
     /// HMAC key shared with the origin (`ORIGIN_SIGNING_SECRET`).
     pub origin_secret: Vec<u8>,
+    /// The queue tickets' key: derived from `QUEUE_TICKET_SECRET`, or when that is unset
+    /// from `ORIGIN_SIGNING_SECRET` (rotating it then voids every ticket: enter again).
+    pub ticket_key: [u8; 32],
     /// How long a call to the origin may take before the client gets 504 (`ORIGIN_TIMEOUT_MS`).
     pub origin_timeout_ms: u32,
 }
@@ -160,6 +164,18 @@ impl EdgeConfig {
         }
         let refresh_key =
             RefreshKey::derive(refresh_secret.as_ref().unwrap_or(&origin_secret).as_bytes());
+        let ticket_secret = vars.get("QUEUE_TICKET_SECRET");
+        if ticket_secret
+            .as_ref()
+            .is_some_and(|secret| secret.len() < MIN_SECRET_LEN)
+        {
+            return Err(invalid(
+                "QUEUE_TICKET_SECRET",
+                "must be at least 32 characters",
+            ));
+        }
+        let ticket_key =
+            ticket::derive_key(ticket_secret.as_ref().unwrap_or(&origin_secret).as_bytes());
         Ok(Self {
             policy: Policy {
                 keys,
@@ -191,6 +207,7 @@ impl EdgeConfig {
             },
             origin_url: origin_url.trim_end_matches('/').to_owned(),
             origin_secret: origin_secret.into_bytes(),
+            ticket_key,
             origin_timeout_ms: vars.number(
                 "ORIGIN_TIMEOUT_MS",
                 DEFAULT_ORIGIN_TIMEOUT_MS,

@@ -56,6 +56,24 @@ pub async fn call_object<T: DeserializeOwned>(
     serde_json::from_slice(&json).map_err(|err| failed(format!("unreadable answer: {err}")))
 }
 
+/// [`call_object`] for an answer too large for a header: its body, as bytes.
+pub async fn call_object_for_body(
+    env: &Env,
+    binding: &'static str,
+    name: &str,
+    request: &impl Serialize,
+) -> Result<Vec<u8>, ObjectUnavailable> {
+    let failed = |err: JsValue| ObjectUnavailable {
+        binding,
+        cause: format!("{err:?}"),
+    };
+    let answer = send(env, binding, name, request).await?;
+    let body = JsFuture::from(answer.array_buffer().map_err(failed)?)
+        .await
+        .map_err(failed)?;
+    Ok(worker::js_sys::Uint8Array::new(&body).to_vec())
+}
+
 /// [`call_object`] for a call whose answer says nothing but that it succeeded.
 pub async fn tell_object(
     env: &Env,

@@ -227,7 +227,15 @@ async fn a_sold_out_answer_closes_the_queue_to_newcomers_and_keeps_its_line() {
         StatusCode::NOT_FOUND,
         "the line did not grow"
     );
-    assert_eq!(enter(&system, &waiting, "drop-6").await, behind);
+    let mut again = enter(&system, &waiting, "drop-6").await;
+    let ticket = again
+        .as_object_mut()
+        .and_then(|fields| fields.remove("ticket"));
+    assert!(
+        ticket.is_some_and(|t| t.is_string()),
+        "a place has a ticket"
+    );
+    assert_eq!(again, behind);
     leave(&system, &b, "drop-6").await;
     assert_eq!(
         status(&system, &waiting, "drop-6")

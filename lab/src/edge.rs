@@ -153,13 +153,18 @@ impl Edge {
     /// How many requests the edge's isolate has refused from memory, as its `/healthz`
     /// says; `None` for a Worker that does not say.
     pub async fn refused_from_memory(&self) -> Option<u64> {
+        self.health_count("refusedFromMemory").await
+    }
+
+    /// The count `name` of the edge's `/healthz`; `None` for a Worker that does not say.
+    pub async fn health_count(&self, name: &str) -> Option<u64> {
         let health: serde_json::Value = reqwest::get(format!("{}/healthz", self.url))
             .await
             .ok()?
             .json()
             .await
             .ok()?;
-        health["refusedFromMemory"].as_u64()
+        health[name].as_u64()
     }
 
     /// What `workerd --version` says of the binary the lab runs.

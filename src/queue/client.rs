@@ -1,7 +1,7 @@
 //! The Worker's side of an event's waiting room.
 
-use super::protocol::{PassClaim, Placement, RoomRequest};
-use crate::durable_call::{call_object, tell_object, ObjectUnavailable};
+use super::protocol::{Entered, PassClaim, Placement, RoomRequest};
+use crate::durable_call::{call_object, call_object_for_body, tell_object, ObjectUnavailable};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
 pub const BINDING: &str = "WAITING_ROOMS";
@@ -27,6 +27,11 @@ pub async fn pause_payments(
     .await
 }
 
+/// The room of `event_id`'s snapshot, encoded (`rules::queue::snapshot`).
+pub async fn snapshot(env: &worker::Env, event_id: &str) -> Result<Vec<u8>, ObjectUnavailable> {
+    call_object_for_body(env, BINDING, event_id, &RoomRequest::Snapshot).await
+}
+
 /// The waiting room of one event, on behalf of one user.
 pub struct WaitingRoomClient<'a> {
     env: &'a worker::Env,
@@ -43,7 +48,7 @@ impl<'a> WaitingRoomClient<'a> {
         }
     }
 
-    pub async fn enter(&self) -> Result<Placement, ObjectUnavailable> {
+    pub async fn enter(&self) -> Result<Entered, ObjectUnavailable> {
         self.call(RoomRequest::Enter {
             user: self.user.to_owned(),
         })

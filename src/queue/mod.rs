@@ -1,11 +1,15 @@
 //! The first-come queue of an event: one `WaitingRoom` Durable Object per event id.
 //!
 //! - [`protocol`] — the calls the Worker makes to a room, and the `QueueStatus` answer.
-//! - [`object`] — the Durable Object: SQLite is the truth, the in-memory index
-//!   (`rules::queue::EventQueue`) is rebuilt from it when the object starts, and an
-//!   alarm expires unused passes.
+//! - [`object`] — the Durable Object: the in-memory index (`rules::queue::EventQueue`)
+//!   rebuilt from its storage ([`storage`], the truth) when the object starts, an alarm
+//!   that expires unused passes, and the line's snapshot.
 //! - [`client`] — the Worker's side.
+//! - [`snapshots`] — the Worker's copy of each room's snapshot, at most a second old, and
+//!   the ticket holders' polls answered from it.
 
 pub mod client;
 pub mod object;
 pub mod protocol;
+pub mod snapshots;
+pub mod storage;

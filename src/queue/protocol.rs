@@ -1,12 +1,14 @@
 //! What the Worker asks an event's waiting room, and what it answers.
 
+use rules::paused;
+use rules::queue::eta::advice;
 use serde::{Deserialize, Serialize};
 
 /// A call to a waiting room, on behalf of one user.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum RoomRequest {
-    /// Join the line (idempotent): answers the user's `QueueStatus`.
+    /// Join the line (idempotent): answers [`Entered`].
     Enter { user: String },
     /// The user's placement, or `null` when they are not in the line.
     Status { user: String },
@@ -25,6 +27,19 @@ pub enum RoomRequest {
     /// The origin's PG guard refuses payments for `for_ms` more (its breaker is open): the
     /// room holds that long (stored; a shorter pause than the one in force changes nothing).
     PausePayments { for_ms: u64 },
+    /// The line as a `rules::queue::snapshot::Snapshot`, encoded, in the answer's body.
+    Snapshot,
+}
+
+/// The answer to [`RoomRequest::Enter`]: the placement, and what the Worker signs into
+/// the user's ticket — the arrival number (absent when turned away) and the room's
+/// identity.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entered {
+    pub placement: Placement,
+    pub seq: Option<u64>,
+    pub room: u64,
 }
 
 /// Where a user stands in a room: `QueueStatus` of API.md without the event id, which
@@ -68,6 +83,51 @@ pub enum PassClaim {
     Paused { until: i64 },
 }
 
+/// What every placement is read against: the line's state around one user.
+#[derive(Debug, Clone, Copy)]
+pub struct LineState {
+    pub admit_limit: u32,
+    pub sold_out: bool,
+    pub paused_until: Option<i64>,
+    pub rate_per_second: Option<f64>,
+}
+
+impl Placement {
+    /// The answer for a user at `position` (0: not in the line), with the wait estimate
+    /// and poll interval the line's state calls for at `now`.
+    pub fn of(
+        position: u64,
+        admitted: bool,
+        pass_expires_at: Option<i64>,
+        line: LineState,
+        now: i64,
+    ) -> Self {
+        let advice = advice(
+            position,
+            line.admit_limit,
+            admitted,
+            line.sold_out,
+            line.rate_per_second,
+        );
+        // While paused, the next news is the pause's end.
+        let poll_after_seconds = line
+            .paused_until
+            .map_or(advice.poll_after_seconds, |until| {
+                paused::retry_after_seconds(until - now).min(advice.poll_after_seconds.max(1))
+            });
+        Placement {
+            position,
+            admitted,
+            pass_expires_at,
+            eta_seconds: advice.eta_seconds,
+            poll_after_seconds,
+            sold_out: line.sold_out,
+            paused: line.paused_until.is_some(),
+            paused_until: line.paused_until,
+        }
+    }
+}
+
 /// `QueueStatus` of API.md.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -75,4 +135,10 @@ pub struct QueueStatus<'a> {
     pub event_id: &'a str,
     #[serde(flatten)]
     pub placement: Placement,
+    /// On an enter: the ticket to send back on every poll (`Queue-Ticket`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket: Option<String>,
+    /// On a poll answered from the room's snapshot: the epoch ms it is exact at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<i64>,
 }

@@ -46,8 +46,13 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let method = req.method();
     if let (Method::Get, ["healthz"]) = (&method, segments.as_slice()) {
-        let body =
-            serde_json::json!({"status": "ok", "refusedFromMemory": memory::refused_count()});
+        let (snapshots_read, snapshots_fetched) = crate::queue::snapshots::counts();
+        let body = serde_json::json!({
+            "status": "ok",
+            "refusedFromMemory": memory::refused_count(),
+            "snapshotsRead": snapshots_read,
+            "snapshotsFetched": snapshots_fetched,
+        });
         return Ok(Response::from_json(&body)?);
     }
     let config = EdgeConfig::of(env).map_err(|err| {
@@ -90,6 +95,13 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         Some(route) => Some(Limits::new(route, &claims.sub, config.global_shards)?),
         None => None,
     };
+    // A ticket holder's poll is answered from the room's snapshot: no object call.
+    if let (Authenticated::QueueStatus(event_id), None) = (&authenticated, &limits) {
+        if let Some(ticket) = req.headers().get(queue::TICKET_HEADER)? {
+            return queue::status_from_ticket(env, &config, event_id, &claims, &ticket, now_ms)
+                .await;
+        }
+    }
     if let Some(limits) = &limits {
         limits.refuse_from_memory(now_ms)?;
     }
@@ -105,7 +117,9 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         Authenticated::Confirm => {
             payments::confirm(req, env, ctx, &config, &caller.claims, now_ms).await
         }
-        Authenticated::QueueEnter(event_id) => queue::enter(env, event_id, &caller.claims).await,
+        Authenticated::QueueEnter(event_id) => {
+            queue::enter(env, &config, event_id, &caller.claims, now_ms).await
+        }
         Authenticated::QueueStatus(event_id) => queue::status(env, event_id, &caller.claims).await,
         Authenticated::QueueLeave(event_id) => queue::leave(env, event_id, &caller.claims).await,
         Authenticated::Payment(order_id) => {

@@ -1,5 +1,11 @@
 //! `/queue/{eventId}/…`: enter, status, leave, and the waiting-room page.
 //!
+//! Entering answers a ticket (`rules::queue::ticket`); a status poll that carries it in
+//! `Queue-Ticket` is answered from the room's snapshot ([`crate::queue::snapshots`])
+//! without calling the room — nor the user's session object: reading one's own place
+//! needs a valid access token and ticket, not the denylist, which every request that
+//! changes anything still checks. A poll without a ticket asks the room, as before.
+//!
 //! Status polling fails soft: when the room cannot answer, the client is told to poll
 //! again later (503 with `Retry-After`), never dropped from the line. The payment gate
 //! (see `payments.rs`) never fails open.
@@ -7,26 +13,105 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use rules::confirm::check_event_id;
+use rules::queue::ticket::{self, Held, TicketError};
 use rules::token::AccessClaims;
 use sha2::{Digest, Sha256};
 use worker::{Env, Response};
 
+use crate::config::EdgeConfig;
 use crate::durable_call::ObjectUnavailable;
 use crate::error::ApiError;
 use crate::queue::client::WaitingRoomClient;
-use crate::queue::protocol::{Placement, QueueStatus};
+use crate::queue::protocol::{LineState, Placement, QueueStatus};
+use crate::queue::snapshots;
 
 /// The waiting-room page: no external assets; it reads its event id from its own URL.
 const PAGE: &str = include_str!("waiting_room.html");
 
-/// `POST /queue/{eventId}/enter`: joins the line (idempotent), answers `QueueStatus`.
-pub async fn enter(env: &Env, event_id: &str, caller: &AccessClaims) -> Result<Response, ApiError> {
+/// The request header a ticket holder's poll carries its ticket in.
+pub const TICKET_HEADER: &str = "queue-ticket";
+
+/// `POST /queue/{eventId}/enter`: joins the line (idempotent), answers `QueueStatus` with
+/// the place's ticket.
+pub async fn enter(
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &str,
+    caller: &AccessClaims,
+    now_ms: i64,
+) -> Result<Response, ApiError> {
     check_event_id(event_id)?;
-    let placement = room(env, event_id, caller)
+    let entered = room(env, event_id, caller)
         .enter()
         .await
         .map_err(soft_unavailable)?;
-    status_response(event_id, placement)
+    let ticket = entered.seq.map(|seq| {
+        let held = Held {
+            room: entered.room,
+            seq,
+        };
+        let now_secs = now_ms.div_euclid(1000);
+        ticket::issue(&config.ticket_key, event_id, &caller.sub, held, now_secs)
+    });
+    Ok(Response::from_json(&QueueStatus {
+        event_id,
+        placement: entered.placement,
+        ticket,
+        as_of: None,
+    })?)
+}
+
+/// `GET /queue/{eventId}/status` with `Queue-Ticket`: the holder's place, read from the
+/// room's snapshot at most a second old — exact as of its `asOf`.
+pub async fn status_from_ticket(
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &str,
+    caller: &AccessClaims,
+    ticket: &str,
+    now_ms: i64,
+) -> Result<Response, ApiError> {
+    check_event_id(event_id)?;
+    let now_secs = now_ms.div_euclid(1000);
+    let held = ticket::verify(&config.ticket_key, ticket, event_id, &caller.sub, now_secs)
+        .map_err(|err| match err {
+            TicketError::Invalid => ApiError::new(
+                403,
+                "TICKET_INVALID",
+                "this queue ticket is not yours for this event; enter again for yours",
+            ),
+            TicketError::Expired => ApiError::new(
+                401,
+                "TICKET_EXPIRED",
+                "this queue ticket has expired; enter again (your place is kept)",
+            ),
+        })?;
+    let snapshot = snapshots::of(env, event_id, now_ms)
+        .await
+        .map_err(soft_unavailable)?;
+    let place = (snapshot.room == held.room)
+        .then(|| snapshot.place(held.seq))
+        .flatten()
+        .ok_or_else(not_in_queue)?;
+    let line = LineState {
+        admit_limit: snapshot.admit_limit,
+        sold_out: snapshot.sold_out,
+        paused_until: snapshot.paused_until,
+        rate_per_second: snapshot.rate_per_second,
+    };
+    let placement = Placement::of(
+        place.position,
+        place.admitted,
+        place.pass_expires_at,
+        line,
+        snapshot.as_of,
+    );
+    Ok(Response::from_json(&QueueStatus {
+        event_id,
+        placement,
+        ticket: None,
+        as_of: Some(snapshot.as_of),
+    })?)
 }
 
 /// `GET /queue/{eventId}/status` (and `GET /queue/{eventId}` asking for JSON).
@@ -41,13 +126,18 @@ pub async fn status(
         .await
         .map_err(soft_unavailable)?
     {
-        Some(placement) => status_response(event_id, placement),
-        None => Err(ApiError::new(
-            404,
-            "NOT_IN_QUEUE",
-            "you are not in this queue",
-        )),
+        Some(placement) => Ok(Response::from_json(&QueueStatus {
+            event_id,
+            placement,
+            ticket: None,
+            as_of: None,
+        })?),
+        None => Err(not_in_queue()),
     }
+}
+
+fn not_in_queue() -> ApiError {
+    ApiError::new(404, "NOT_IN_QUEUE", "you are not in this queue")
 }
 
 /// `POST /queue/{eventId}/leave`: 204 whether or not the user was in the line.
@@ -113,13 +203,6 @@ fn inline_hashes(page: &str, tag: &str) -> String {
 
 fn room<'a>(env: &'a Env, event_id: &'a str, caller: &'a AccessClaims) -> WaitingRoomClient<'a> {
     WaitingRoomClient::new(env, event_id, &caller.sub)
-}
-
-fn status_response(event_id: &str, placement: Placement) -> Result<Response, ApiError> {
-    Ok(Response::from_json(&QueueStatus {
-        event_id,
-        placement,
-    })?)
 }
 
 fn soft_unavailable(err: ObjectUnavailable) -> ApiError {

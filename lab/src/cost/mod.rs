@@ -14,6 +14,7 @@ mod table;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -140,6 +141,34 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
         "GET /queue/{id}/status — 10,000 in line",
         row(&edge, REQUESTS, poll).await?,
     ));
+    let tickets = Arc::new(tickets(&http, &edge.url, sampled).await?);
+    let with_ticket = {
+        let (http, url) = (http.clone(), format!("{}/queue/{LINE_EVENT}/status", edge.url));
+        move |i: u64| {
+            let (user, ticket) = &tickets[(i % SAMPLED) as usize];
+            http.get(&url)
+                .bearer_auth(bearer(user))
+                .header("queue-ticket", ticket)
+        }
+    };
+    let counts = || async {
+        let read = edge.health_count("snapshotsRead").await.unwrap_or_default();
+        let fetched = edge.health_count("snapshotsFetched").await.unwrap_or_default();
+        (read, fetched)
+    };
+    let (read, fetched) = counts().await;
+    let polled = row(&edge, REQUESTS, with_ticket).await?;
+    let (read, fetched) = {
+        let (read_after, fetched_after) = counts().await;
+        (read_after - read, fetched_after - fetched)
+    };
+    table.push(Row::edge(
+        format!(
+            "GET /queue/{{id}}/status with its Queue-Ticket — 10,000 in line ({read} read \
+             from snapshots, {fetched} fetched from the room, warm-up included)"
+        ),
+        polled,
+    ));
     let admitted = confirm(&http, &edge.url, |i| format!("buyer-{}", i % BUYERS), None);
     table.push(Row::edge(
         "POST /payments/confirm — admitted, ungated (origin and PG behind)",
@@ -243,6 +272,30 @@ fn queue_call(
         };
         request.bearer_auth(bearer(&user(i)))
     }
+}
+
+/// The ticket of each sampled user (`sampled(0..SAMPLED)`), from entering again.
+async fn tickets(
+    http: &reqwest::Client,
+    edge: &str,
+    sampled: impl Fn(u64) -> u64,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut tickets = Vec::new();
+    for i in 0..SAMPLED {
+        let user = format!("line-{}", sampled(i));
+        let entered: Value = http
+            .post(format!("{edge}/queue/{LINE_EVENT}/enter"))
+            .bearer_auth(bearer(&user))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let ticket = entered["ticket"]
+            .as_str()
+            .ok_or_else(|| anyhow::anyhow!("{user} entered without a ticket: {entered}"))?;
+        tickets.push((user, ticket.to_owned()));
+    }
+    Ok(tickets)
 }
 
 /// `POST /payments/confirm` by `user(i)`, a new order each time (numbered across the

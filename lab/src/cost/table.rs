@@ -7,24 +7,24 @@ use std::path::Path;
 use super::measure::{Measured, CONCURRENCY};
 
 pub struct Row {
-    name: &'static str,
+    name: String,
     /// On the baseline Worker, not the edge.
     baseline: bool,
     measured: Measured,
 }
 
 impl Row {
-    pub fn baseline(name: &'static str, measured: Measured) -> Self {
+    pub fn baseline(name: impl Into<String>, measured: Measured) -> Self {
         Self {
-            name,
+            name: name.into(),
             baseline: true,
             measured,
         }
     }
 
-    pub fn edge(name: &'static str, measured: Measured) -> Self {
+    pub fn edge(name: impl Into<String>, measured: Measured) -> Self {
         Self {
-            name,
+            name: name.into(),
             baseline: false,
             measured,
         }

@@ -89,6 +89,14 @@ impl Line {
         Some((slot.seq, slot.user.as_deref()?))
     }
 
+    /// The sequence numbers of everyone in line, in order.
+    pub(super) fn present_seqs(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots
+            .iter()
+            .filter(|slot| slot.user.is_some())
+            .map(|slot| slot.seq)
+    }
+
     /// Who holds `seq`, if they are in line.
     pub(super) fn user_of(&self, seq: u64) -> Option<&str> {
         self.slots[self.slot_of(seq)?].user.as_deref()

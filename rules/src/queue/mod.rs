@@ -39,8 +39,10 @@ pub mod eta;
 mod fenwick;
 mod line;
 mod pause;
+pub mod snapshot;
 #[cfg(test)]
 mod tests;
+pub mod ticket;
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};

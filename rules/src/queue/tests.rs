@@ -5,6 +5,7 @@ use super::*;
 mod model;
 mod pause;
 mod restore;
+mod snapshot;
 
 /// Two admitted at a time; passes live 100 ms.
 const TWO: QueueConfig = QueueConfig {

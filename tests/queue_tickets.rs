@@ -1,0 +1,247 @@
+//! End to end: queue tickets. Entering answers a ticket; a poll that carries it is
+//! answered from the room's snapshot, which each isolate fetches at most once a second —
+//! and says the same as the room itself once the snapshot has caught up, through
+//! enters, leaves, expiries and a sell-out. A ticket that is not the caller's, altered,
+//! expired or of a reset room is refused, never read as someone else's place.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use harness::eventually::eventually;
+use harness::signed::now_ms;
+use reqwest::StatusCode;
+use rules::queue::ticket::{self, Held, TICKET_TTL_SECS};
+use serde_json::{json, Value};
+use support::room::{enter, leave, start, status};
+use support::System;
+
+const EVENT: &str = "drop-tickets";
+const TICKET_SECRET: &str = "queue-ticket-secret-for-the-tests-0123456789";
+
+async fn start_room() -> System {
+    start(&[
+        ("QUEUE_ADMIT_LIMIT", "2"),
+        ("QUEUE_PASS_TTL_SECONDS", "3"),
+        ("QUEUE_TICKET_SECRET", TICKET_SECRET),
+    ])
+    .await
+}
+
+async fn poll_with(system: &System, token: &str, ticket: &str) -> reqwest::Response {
+    system
+        .http
+        .get(format!("{}/queue/{EVENT}/status", system.edge))
+        .bearer_auth(token)
+        .header("queue-ticket", ticket)
+        .send()
+        .await
+        .expect("the edge answers")
+}
+
+/// What both answers must agree on.
+fn place(answer: &Value) -> Value {
+    json!([
+        answer["position"],
+        answer["admitted"],
+        answer["passExpiresAt"],
+        answer["soldOut"],
+        answer["paused"]
+    ])
+}
+
+/// Waits until every user's ticket poll says what the room says (404s included).
+async fn agree(system: &System, users: &[(String, String)]) {
+    eventually(
+        "the snapshot caught up with the room",
+        Duration::from_secs(10),
+        Duration::from_millis(200),
+        || async {
+            for (token, ticket) in users {
+                let (from_room, from_ticket) = (
+                    status(system, token, EVENT).await,
+                    poll_with(system, token, ticket).await,
+                );
+                let seen = (from_room.status(), from_ticket.status());
+                let (room, read) = (
+                    from_room.json::<Value>().await.unwrap_or_default(),
+                    from_ticket.json::<Value>().await.unwrap_or_default(),
+                );
+                if seen.0 != seen.1 || (seen.0 == StatusCode::OK && place(&room) != place(&read)) {
+                    return Err(format!("room {seen:?} {room}, ticket {read}"));
+                }
+                if seen.1 == StatusCode::OK && !read["asOf"].is_i64() {
+                    return Err(format!("no asOf: {read}"));
+                }
+            }
+            Ok(())
+        },
+    )
+    .await;
+}
+
+async fn health(system: &System) -> Value {
+    let answer = system
+        .http
+        .get(format!("{}/healthz", system.edge))
+        .send()
+        .await
+        .expect("the edge answers");
+    answer.json().await.expect("JSON")
+}
+
+#[tokio::test]
+async fn a_ticket_poll_answers_as_the_room_does_through_leaves_expiries_and_a_sell_out() {
+    let system = start_room().await;
+    let (status, _) = system
+        .set_event(json!({ "eventId": EVENT, "stock": 1, "amount": 1000 }))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let mut users = Vec::new();
+    for n in 0..8 {
+        let token = system.token(&format!("user-{n}"), 600);
+        let entered = enter(&system, &token, EVENT).await;
+        let ticket = entered["ticket"].as_str().expect("a ticket").to_owned();
+        users.push((token, ticket));
+    }
+    agree(&system, &users).await;
+
+    leave(&system, &users[0].0, EVENT).await;
+    agree(&system, &users).await;
+
+    // The two passes (3 s) run out unused: the alarm admits the next two.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    agree(&system, &users).await;
+
+    // One unit, bought; the next confirm meets SOLD_OUT, which closes the room.
+    for (order, outcome) in [("o-1", StatusCode::CREATED), ("o-2", StatusCode::CONFLICT)] {
+        let body =
+            json!({ "orderId": order, "paymentKey": "pk", "amount": 1000, "eventId": EVENT });
+        let answer = system
+            .http
+            .post(format!("{}/payments/confirm", system.edge))
+            .bearer_auth(&users[4].0)
+            .header("idempotency-key", order)
+            .json(&body)
+            .send()
+            .await
+            .expect("the edge answers");
+        assert_eq!(answer.status(), outcome);
+    }
+    eventually(
+        "sold out",
+        Duration::from_secs(10),
+        Duration::from_millis(200),
+        || async {
+            let read: Value = poll_with(&system, &users[7].0, &users[7].1)
+                .await
+                .json()
+                .await
+                .unwrap_or_default();
+            (read["soldOut"] == true)
+                .then_some(())
+                .ok_or(read.to_string())
+        },
+    )
+    .await;
+    agree(&system, &users).await;
+}
+
+#[tokio::test]
+async fn a_crowd_polling_with_tickets_costs_the_room_one_snapshot_a_second() {
+    let system = start_room().await;
+    let token = system.token("user-1", 600);
+    let ticket = enter(&system, &token, EVENT).await["ticket"]
+        .as_str()
+        .expect("a ticket")
+        .to_owned();
+    let before = health(&system).await;
+    let started = Instant::now();
+    for _ in 0..200 {
+        let answer = poll_with(&system, &token, &ticket).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+    }
+    let elapsed = started.elapsed();
+    let after = health(&system).await;
+    let count = |health: &Value, name: &str| health[name].as_u64().expect("a count");
+    let read = count(&after, "snapshotsRead") - count(&before, "snapshotsRead");
+    let fetched = count(&after, "snapshotsFetched") - count(&before, "snapshotsFetched");
+    println!("200 ticket polls in {elapsed:?}: {fetched} snapshots fetched from the room");
+    assert_eq!(read, 200, "every poll was answered from a snapshot");
+    assert!(
+        fetched <= elapsed.as_secs() + 1,
+        "{fetched} fetches in {elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_ticket_not_the_callers_altered_expired_or_of_a_reset_room_is_refused() {
+    let system = start_room().await;
+    let (alice, bob) = (system.token("alice", 600), system.token("bob", 600));
+    let alices = enter(&system, &alice, EVENT).await["ticket"]
+        .as_str()
+        .expect("a ticket")
+        .to_owned();
+    let bobs = enter(&system, &bob, EVENT).await["ticket"]
+        .as_str()
+        .expect("a ticket")
+        .to_owned();
+    let refused = |code: &'static str, status: StatusCode| (status, code.to_owned());
+    let answer_of = |response: reqwest::Response| async move {
+        let status = response.status();
+        let body: Value = response.json().await.expect("JSON");
+        (status, body["code"].as_str().unwrap_or("-").to_owned())
+    };
+    let invalid = refused("TICKET_INVALID", StatusCode::FORBIDDEN);
+    assert_eq!(
+        answer_of(poll_with(&system, &alice, &bobs).await).await,
+        invalid
+    );
+    let altered = alices.replacen(".0.", ".1.", 1);
+    assert_ne!(altered, alices);
+    assert_eq!(
+        answer_of(poll_with(&system, &alice, &altered).await).await,
+        invalid
+    );
+    assert_eq!(
+        answer_of(poll_with(&system, &alice, "qt1.x").await).await,
+        invalid
+    );
+
+    let key = ticket::derive_key(TICKET_SECRET.as_bytes());
+    let now_secs = now_ms() / 1000;
+    let room = u64::from_str_radix(alices.split('.').nth(1).expect("a room"), 16).unwrap();
+    let held = Held { room, seq: 0 };
+    let old = ticket::issue(&key, EVENT, "alice", held, now_secs - TICKET_TTL_SECS - 1);
+    assert_eq!(
+        answer_of(poll_with(&system, &alice, &old).await).await,
+        refused("TICKET_EXPIRED", StatusCode::UNAUTHORIZED)
+    );
+    let reset = Held {
+        room: room ^ 1,
+        seq: 0,
+    };
+    let of_another_room = ticket::issue(&key, EVENT, "alice", reset, now_secs);
+    assert_eq!(
+        answer_of(poll_with(&system, &alice, &of_another_room).await).await,
+        refused("NOT_IN_QUEUE", StatusCode::NOT_FOUND)
+    );
+    // Alice's own ticket reads her place; once she has left, it names no one.
+    assert_eq!(
+        poll_with(&system, &alice, &alices).await.status(),
+        StatusCode::OK
+    );
+    leave(&system, &alice, EVENT).await;
+    eventually(
+        "the snapshot saw her leave",
+        Duration::from_secs(5),
+        Duration::from_millis(200),
+        || async {
+            let seen = answer_of(poll_with(&system, &alice, &alices).await).await;
+            (seen == refused("NOT_IN_QUEUE", StatusCode::NOT_FOUND))
+                .then_some(())
+                .ok_or(format!("{seen:?}"))
+        },
+    )
+    .await;
+}
