@@ -245,3 +245,36 @@ async fn a_ticket_not_the_callers_altered_expired_or_of_a_reset_room_is_refused(
     )
     .await;
 }
+
+/// The room's identity is stored: after a restart every room is restored from its
+/// storage, and the tickets it issued still read their places.
+#[tokio::test]
+async fn a_ticket_still_reads_its_place_after_the_edge_restarts() {
+    let mut system = start_room().await;
+    let mut users = Vec::new();
+    for n in 0..3 {
+        let token = system.token(&format!("user-{n}"), 600);
+        let entered = enter(&system, &token, EVENT).await;
+        users.push((
+            token,
+            entered["ticket"].as_str().expect("a ticket").to_owned(),
+        ));
+    }
+    system.restart_edge().await;
+    let (token, ticket) = &users[2];
+    let read: Value = poll_with(&system, token, ticket)
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(read["position"], 3, "{read}");
+    agree(&system, &users).await;
+    // Entering again after the restart keeps the place, in the same room.
+    let again = enter(&system, token, EVENT).await;
+    assert_eq!(again["position"], 3);
+    let room_of = |ticket: &str| ticket.split('.').nth(1).map(str::to_owned);
+    assert_eq!(
+        room_of(again["ticket"].as_str().expect("a ticket")),
+        room_of(ticket)
+    );
+}

@@ -105,17 +105,18 @@ impl RoomStorage {
             .exec("SELECT identity FROM room WHERE id = 0", None)?
             .to_array()?;
         if let Some(row) = rows.first() {
-            return Ok(row.identity as u64);
+            return Ok(row.identity.unsigned_abs());
         }
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).map_err(|err| worker::Error::RustError(err.to_string()))?;
-        // Stored as SQLite's signed 64-bit integer, read back as the same bits.
-        let identity = i64::from_le_bytes(bytes);
+        // 53 bits: SQLite's integers reach Rust through JavaScript numbers, exact only up
+        // to 2^53.
+        let identity = (u64::from_le_bytes(bytes) >> 11) as i64;
         self.sql.exec(
             "INSERT INTO room (id, identity) VALUES (0, ?)",
             vec![identity.into()],
         )?;
-        Ok(identity as u64)
+        Ok(identity.unsigned_abs())
     }
 
     /// The line as stored.

@@ -22,6 +22,42 @@ pub enum EdgeRuntime {
     WranglerDev,
 }
 
+/// How a system's edge was started: enough to start it again on the same storage.
+pub(super) struct Launch {
+    pub(super) runtime: EdgeRuntime,
+    pub(super) base: std::path::PathBuf,
+    pub(super) vars: Vec<(&'static str, String)>,
+    pub(super) sessions_down: bool,
+}
+
+impl super::System {
+    /// Kills the edge (`kill -9`) and starts it again on the same port and storage: every
+    /// Durable Object restarts from what it stored.
+    pub async fn restart_edge(&mut self) {
+        self.kill("edge");
+        let launch = self.edge_launch.as_ref().expect("a system with an edge");
+        let port = self
+            .edge
+            .rsplit_once(':')
+            .and_then(|(_, port)| port.parse::<u16>().ok())
+            .expect("the edge's port");
+        let socket = TcpListener::bind(("127.0.0.1", port)).expect("the edge's port again");
+        let edge = command(
+            launch.runtime,
+            &launch.base,
+            &socket,
+            &launch.vars,
+            launch.sessions_down,
+        );
+        self.spawn("edge", edge);
+        drop(socket);
+        let url = format!("{}/healthz", self.edge);
+        self.wait_until_healthy(&url)
+            .await
+            .unwrap_or_else(|failure| panic!("the edge did not restart: {failure}"));
+    }
+}
+
 /// The command that serves the edge on `socket` with `vars`, its files in `base`. With
 /// `sessions_down`, every object call fails (workerd only). workerd is handed the socket
 /// itself, already listening; `wrangler dev` binds the port itself.

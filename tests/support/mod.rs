@@ -71,6 +71,8 @@ pub struct System {
     pub second_origin: Option<String>,
     /// Its operator listener.
     second_origin_admin: Option<String>,
+    /// How the edge was started, to start it again on its storage.
+    edge_launch: Option<edge::Launch>,
     _postgres: Option<TestPostgres>,
     _dir: tempfile::TempDir,
 }
@@ -204,6 +206,7 @@ impl System {
             origin_env: Vec::new(),
             second_origin: None,
             second_origin_admin: None,
+            edge_launch: None,
             _postgres: server,
             _dir: dir,
         };
@@ -303,6 +306,12 @@ impl System {
         };
         system.spawn("edge", edge);
         drop(held);
+        system.edge_launch = Some(edge::Launch {
+            runtime: edge_runtime,
+            base,
+            vars,
+            sessions_down: setup.sessions_down,
+        });
 
         system
             .wait_until_healthy(&format!("{}/healthz", system.edge))

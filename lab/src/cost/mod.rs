@@ -143,7 +143,10 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
     ));
     let tickets = Arc::new(tickets(&http, &edge.url, sampled).await?);
     let with_ticket = {
-        let (http, url) = (http.clone(), format!("{}/queue/{LINE_EVENT}/status", edge.url));
+        let (http, url) = (
+            http.clone(),
+            format!("{}/queue/{LINE_EVENT}/status", edge.url),
+        );
         move |i: u64| {
             let (user, ticket) = &tickets[(i % SAMPLED) as usize];
             http.get(&url)
@@ -153,7 +156,10 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
     };
     let counts = || async {
         let read = edge.health_count("snapshotsRead").await.unwrap_or_default();
-        let fetched = edge.health_count("snapshotsFetched").await.unwrap_or_default();
+        let fetched = edge
+            .health_count("snapshotsFetched")
+            .await
+            .unwrap_or_default();
         (read, fetched)
     };
     let (read, fetched) = counts().await;
