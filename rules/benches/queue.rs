@@ -7,7 +7,10 @@
 //! - `position` — a poll by someone in the middle part of the line (1,024 users spread
 //!   over it, in turn, so the index is not all in cache);
 //! - `leave + re-enter` — one of those users leaves and enters again at the back;
-//! - `restore` — the cold-start rebuild of 10^5 stored entries, given in storage order.
+//! - `restore` — the cold-start rebuild of 10^5 stored entries, given in storage order;
+//! - `snapshot build`, `encode`, `decode` and `place` — the line published for ticket
+//!   polls at 10^3, 10^5 and 10^6, and one place read from it; the encoded size and the
+//!   heap the whole `EventQueue` holds at each size are printed (a counting allocator).
 //!
 //! Run: `cargo bench -p rules --bench queue`.
 //!
@@ -17,8 +20,35 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use rules::queue::snapshot::{Snapshot, SnapshotOf};
 use rules::queue::{EventQueue, QueueConfig, StoredEntry};
+
+/// The system allocator, counting the bytes live: what a structure holds is the count
+/// after building it less the count before.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 const CONFIG: QueueConfig = QueueConfig {
     admit_limit: 100,
@@ -107,5 +137,55 @@ fn operations(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, operations);
+/// A line of `size` entered in order at `NOW`, the first 100 admitted.
+fn line_of(size: u64) -> EventQueue {
+    let mut queue = EventQueue::new(CONFIG);
+    for seq in 0..size {
+        queue.enter(&format!("user-{seq}"), NOW);
+    }
+    queue
+}
+
+fn snapshots(c: &mut Criterion) {
+    let mut group = c.benchmark_group("snapshot");
+    let of = SnapshotOf {
+        room: 1,
+        version: 1,
+        as_of: NOW,
+        rate_per_second: Some(10.0),
+    };
+    for size in [1_000u64, 100_000, 1_000_000] {
+        let before = LIVE.load(Ordering::Relaxed);
+        let queue = line_of(size);
+        let held = LIVE.load(Ordering::Relaxed).saturating_sub(before);
+        let snapshot = queue.snapshot(of);
+        let bytes = snapshot.encode();
+        println!(
+            "{size} in line: the EventQueue holds {:.1} MB of heap ({:.0} B a person); \
+             its snapshot encodes to {} bytes",
+            held as f64 / 1e6,
+            held as f64 / size as f64,
+            bytes.len()
+        );
+        group.bench_function(BenchmarkId::new("build", size), |b| {
+            b.iter(|| black_box(queue.snapshot(of)))
+        });
+        group.bench_function(BenchmarkId::new("encode", size), |b| {
+            b.iter(|| black_box(snapshot.encode()))
+        });
+        group.bench_function(BenchmarkId::new("decode", size), |b| {
+            b.iter(|| black_box(Snapshot::decode(&bytes)))
+        });
+        let mut seq = 0;
+        group.bench_function(BenchmarkId::new("place", size), |b| {
+            b.iter(|| {
+                seq = (seq + 7_919) % size;
+                black_box(snapshot.place(seq))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, operations, snapshots);
 criterion_main!(benches);
