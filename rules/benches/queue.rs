@@ -7,10 +7,13 @@
 //! - `position` — a poll by someone in the middle part of the line (1,024 users spread
 //!   over it, in turn, so the index is not all in cache);
 //! - `leave + re-enter` — one of those users leaves and enters again at the back;
-//! - `restore` — the cold-start rebuild of 10^5 stored entries, given in storage order;
+//! - `restore` — the cold-start rebuild from the stored bitmap and passes, at 10^5 and
+//!   10^6;
 //! - `snapshot build`, `encode`, `decode` and `place` — the line published for ticket
 //!   polls at 10^3, 10^5 and 10^6, and one place read from it; the encoded size and the
 //!   heap the whole `EventQueue` holds at each size are printed (a counting allocator).
+//!
+//! The queue knows people by arrival number; the names are the room's storage's.
 //!
 //! Run: `cargo bench -p rules --bench queue`.
 //!
@@ -25,7 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use rules::queue::snapshot::{Snapshot, SnapshotOf};
-use rules::queue::{EventQueue, QueueConfig, StoredEntry};
+use rules::queue::{EventQueue, QueueConfig, Stored};
 
 /// The system allocator, counting the bytes live: what a structure holds is the count
 /// after building it less the count before.
@@ -57,53 +60,52 @@ const CONFIG: QueueConfig = QueueConfig {
 const NOW: i64 = 1_000;
 const BATCH: u64 = 1_000;
 
-/// `size` entries as storage holds them: the first 100 with passes, keyed by user name
-/// (so not in sequence order).
-fn stored(size: u64) -> Vec<StoredEntry> {
-    let mut entries: Vec<StoredEntry> = (0..size)
-        .map(|seq| StoredEntry {
-            seq,
-            user: format!("user-{seq}"),
-            pass_expires_at: (seq < u64::from(CONFIG.admit_limit))
-                .then_some(NOW + CONFIG.pass_ttl_ms),
-        })
-        .collect();
-    entries.sort_unstable_by(|a, b| a.user.cmp(&b.user));
-    entries
+/// A line of `size` as storage holds it: everyone from 0 to `size` in line, the first
+/// 100 with passes.
+fn stored(size: u64) -> Stored {
+    let mut words = vec![u64::MAX; (size / 64) as usize];
+    if !size.is_multiple_of(64) {
+        words.push((1u64 << (size % 64)) - 1);
+    }
+    Stored {
+        words,
+        next_seq: size,
+        passes: (0..u64::from(CONFIG.admit_limit))
+            .map(|seq| (seq, NOW + CONFIG.pass_ttl_ms))
+            .collect(),
+        ..Stored::default()
+    }
 }
 
-/// 1,024 users spread over the middle half of a line of `size`.
-fn middle(size: u64) -> Vec<String> {
+/// 1,024 arrival numbers spread over the middle half of a line of `size`.
+fn middle(size: u64) -> Vec<u64> {
     (0..1024u64)
-        .map(|i| format!("user-{}", size / 4 + i * (size / 2) / 1024))
+        .map(|i| size / 4 + i * (size / 2) / 1024)
         .collect()
 }
 
 fn operations(c: &mut Criterion) {
     let mut group = c.benchmark_group("queue");
     for size in [100_000u64, 1_000_000] {
-        let mut queue = EventQueue::restore(CONFIG, stored(size), size, false);
-        let polled = middle(size);
+        let mut queue = EventQueue::restore(CONFIG, stored(size));
+        let mut polled = middle(size);
 
-        let mut fresh = 0u64;
         group.bench_function(BenchmarkId::new("enter", size), |b| {
             b.iter_custom(|iters| {
                 let mut timed = Duration::ZERO;
                 let mut done = 0;
                 while done < iters {
-                    let batch: Vec<String> = (0..BATCH.min(iters - done))
-                        .map(|i| format!("new-{}", fresh + i))
-                        .collect();
+                    let batch = BATCH.min(iters - done);
                     let start = Instant::now();
-                    for user in &batch {
-                        black_box(queue.enter(user, NOW));
-                    }
+                    let entered: Vec<u64> = (0..batch)
+                        .filter_map(|_| black_box(queue.enter(None, NOW)).0)
+                        .map(|ticket| ticket.seq)
+                        .collect();
                     timed += start.elapsed();
-                    for user in &batch {
-                        queue.leave(user, NOW);
+                    for seq in entered {
+                        queue.leave(seq, NOW);
                     }
-                    fresh += batch.len() as u64;
-                    done += batch.len() as u64;
+                    done += batch;
                 }
                 timed
             })
@@ -113,35 +115,38 @@ fn operations(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("position", size), |b| {
             b.iter(|| {
                 turn = (turn + 1) % polled.len();
-                black_box(queue.status(&polled[turn], NOW))
+                black_box(queue.status(polled[turn], NOW))
             })
         });
 
         group.bench_function(BenchmarkId::new("leave + re-enter", size), |b| {
             b.iter(|| {
                 turn = (turn + 1) % polled.len();
-                black_box(queue.leave(&polled[turn], NOW));
-                black_box(queue.enter(&polled[turn], NOW))
+                black_box(queue.leave(polled[turn], NOW));
+                let (ticket, _) = black_box(queue.enter(None, NOW));
+                polled[turn] = ticket.map_or(polled[turn], |ticket| ticket.seq);
             })
         });
     }
 
-    let entries = stored(100_000);
-    group.bench_function(BenchmarkId::new("restore", 100_000), |b| {
-        b.iter_batched(
-            || entries.clone(),
-            |entries| EventQueue::restore(CONFIG, entries, 100_000, false),
-            BatchSize::LargeInput,
-        )
-    });
+    for size in [100_000u64, 1_000_000] {
+        let storage = stored(size);
+        group.bench_function(BenchmarkId::new("restore", size), |b| {
+            b.iter_batched(
+                || storage.clone(),
+                |storage| EventQueue::restore(CONFIG, storage),
+                BatchSize::LargeInput,
+            )
+        });
+    }
     group.finish();
 }
 
 /// A line of `size` entered in order at `NOW`, the first 100 admitted.
 fn line_of(size: u64) -> EventQueue {
     let mut queue = EventQueue::new(CONFIG);
-    for seq in 0..size {
-        queue.enter(&format!("user-{seq}"), NOW);
+    for _ in 0..size {
+        queue.enter(None, NOW);
     }
     queue
 }

@@ -27,6 +27,9 @@ use crate::clock::now_ms;
 use crate::config::EdgeConfig;
 use crate::durable_call::{read_call, reply};
 
+/// An arrival number nobody holds: what the line is asked about for someone not in it.
+const NOBODY: u64 = u64::MAX;
+
 #[durable_object]
 pub struct WaitingRoom {
     state: State,
@@ -62,6 +65,10 @@ impl DurableObject for WaitingRoom {
         if let RoomRequest::Snapshot = request {
             return self.snapshot(config, now).await;
         }
+        let entrant = match &request {
+            RoomRequest::Enter { user } => Some(user.clone()),
+            _ => None,
+        };
         let (response, changes) = self.with_line(config, |line| {
             // Passes that ran out are gone before anyone is answered, even if the alarm
             // has not fired yet.
@@ -70,14 +77,14 @@ impl DurableObject for WaitingRoom {
             changes.extend(more);
             Ok((response, changes))
         })?;
-        self.persist(&changes, now).await?;
+        self.persist(&changes, entrant.as_deref(), now).await?;
         response
     }
 
     async fn alarm(&self) -> Result<Response> {
         let now = now_ms();
         let changes = self.with_line(self.config()?, |line| Ok(line.expire(now)))?;
-        self.persist(&changes, now).await?;
+        self.persist(&changes, None, now).await?;
         // A fired alarm is spent: it is set again for the next pass even when nothing
         // expired (the pass it was set for left early), or the chain would stop until
         // someone polls.
@@ -110,9 +117,11 @@ impl WaitingRoom {
         now: i64,
     ) -> Result<(Result<Response>, Vec<Change>)> {
         let done = || Response::empty().map(|r| r.with_status(204));
+        // Who holds which arrival number is the storage's to say; nobody holds NOBODY.
+        let seq_of = |user: &str| self.storage.seq_of(user);
         Ok(match request {
             RoomRequest::Enter { user } => {
-                let (ticket, changes) = line.enter(&user, now);
+                let (ticket, changes) = line.enter(seq_of(&user)?, now);
                 let entered = Entered {
                     placement: self.placement(ticket.as_ref(), config, line, now),
                     seq: ticket.map(|ticket| ticket.seq),
@@ -121,18 +130,18 @@ impl WaitingRoom {
                 (reply(&entered), changes)
             }
             RoomRequest::Status { user } => {
-                let (ticket, changes) = line.status(&user, now);
+                let (ticket, changes) = line.status(seq_of(&user)?.unwrap_or(NOBODY), now);
                 let placement =
                     ticket.map(|ticket| self.placement(Some(&ticket), config, line, now));
                 (reply(&placement), changes)
             }
             RoomRequest::Leave { user } | RoomRequest::Consume { user } => {
-                (done(), line.leave(&user, now))
+                (done(), line.leave(seq_of(&user)?.unwrap_or(NOBODY), now))
             }
             RoomRequest::ClaimPass { user, order_id } => {
                 let claim = if let Some(until) = line.paused_until(now) {
                     PassClaim::Paused { until }
-                } else if line.has_live_pass(&user, now) {
+                } else if line.has_live_pass(seq_of(&user)?.unwrap_or(NOBODY), now) {
                     self.storage.claim(&user, &order_id)?
                 } else {
                     PassClaim::NoPass
@@ -160,7 +169,7 @@ impl WaitingRoom {
     /// the last one, or the pause it shows has ended.
     async fn snapshot(&self, config: QueueConfig, now: i64) -> Result<Response> {
         let changes = self.with_line(config, |line| Ok(line.expire(now)))?;
-        self.persist(&changes, now).await?;
+        self.persist(&changes, None, now).await?;
         let mut cached = self.snapshot.borrow_mut();
         let stale = cached.as_ref().is_none_or(|snapshot| {
             snapshot.version != self.version.get()
@@ -213,14 +222,20 @@ impl WaitingRoom {
         Placement::of(position, admitted, pass_expires_at, state, now)
     }
 
-    /// Writes `changes`, feeds the admission rate, and keeps the alarm at the earliest
-    /// pass expiry.
-    async fn persist(&self, changes: &[Change], now: i64) -> Result<()> {
+    /// Writes `changes` (`entrant` took the arrival number of a newcomer, if any), feeds
+    /// the admission rate, and keeps the alarm at the earliest pass expiry.
+    async fn persist(&self, changes: &[Change], entrant: Option<&str>, now: i64) -> Result<()> {
         // Only a change can move the earliest expiry: a plain poll touches no storage.
         if changes.is_empty() {
             return Ok(());
         }
-        let issued = self.storage.write(changes)?;
+        let issued = {
+            let line = self.line.borrow();
+            let line = line
+                .as_ref()
+                .ok_or_else(|| worker::Error::RustError("changes of no line".into()))?;
+            self.storage.write(changes, entrant, line)?
+        };
         self.version.set(self.version.get() + 1);
         if changes.iter().any(|c| matches!(c, Change::Removed { .. })) && issued > 0 {
             self.rate.borrow_mut().record(now, issued);

@@ -1,10 +1,13 @@
 //! What a `WaitingRoom` keeps in its SQLite storage, the truth its line is rebuilt from:
-//! the entries (arrival number, user, pass expiry), the claims of passes by orders, the
-//! arrival counter, the room's identity, and one-row marks for sold out and a pause.
+//! the entries (arrival number, user, pass expiry — the only place a user's name is
+//! kept), the line's bitmap in blocks of [`BLOCK_SEQS`] arrival numbers, the claims of
+//! passes by orders, the arrival counter, the room's identity, and one-row marks for sold
+//! out and a pause. A restart reads the blocks and the passes — about a thousand rows
+//! for a million people — not an entry per person.
 
 use std::cell::Cell;
 
-use rules::queue::{Change, EventQueue, QueueConfig, StoredEntry};
+use rules::queue::{Change, EventQueue, QueueConfig, Stored};
 use serde::Deserialize;
 use worker::{Result, SqlStorage};
 
@@ -35,13 +38,34 @@ CREATE TABLE IF NOT EXISTS room (
     id       INTEGER PRIMARY KEY CHECK (id = 0),
     identity INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS presence (
+    block INTEGER PRIMARY KEY,
+    bits  TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_passes ON entries (pass_expires_at)
+    WHERE pass_expires_at IS NOT NULL;
 ";
 
+/// Arrival numbers per stored block of the line's bitmap: 16 words, kept as hex — SQLite's
+/// integers reach Rust through JavaScript numbers, exact only to 2^53, so not as words.
+const BLOCK_WORDS: usize = 16;
+pub const BLOCK_SEQS: u64 = BLOCK_WORDS as u64 * 64;
+
 #[derive(Deserialize)]
-struct EntryRow {
+struct SeqRow {
     seq: i64,
-    user: String,
-    pass_expires_at: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct PassRow {
+    seq: i64,
+    pass_expires_at: i64,
+}
+
+#[derive(Deserialize)]
+struct BlockRow {
+    block: i64,
+    bits: String,
 }
 
 #[derive(Deserialize)]
@@ -119,63 +143,133 @@ impl RoomStorage {
         Ok(identity.unsigned_abs())
     }
 
-    /// The line as stored.
-    pub fn restore(&self, config: QueueConfig) -> Result<EventQueue> {
-        let rows: Vec<EntryRow> = self
+    /// The arrival number `user` holds, if they are in line.
+    pub fn seq_of(&self, user: &str) -> Result<Option<u64>> {
+        let rows: Vec<SeqRow> = self
             .sql
-            .exec("SELECT seq, user, pass_expires_at FROM entries", None)?
+            .exec("SELECT seq FROM entries WHERE user = ?", vec![user.into()])?
+            .to_array()?;
+        Ok(rows.first().map(|row| row.seq.unsigned_abs()))
+    }
+
+    /// The line as stored. A room stored before the bitmap was has its blocks written
+    /// from its entries, once.
+    pub fn restore(&self, config: QueueConfig) -> Result<EventQueue> {
+        let mut blocks: Vec<BlockRow> = self
+            .sql
+            .exec("SELECT block, bits FROM presence ORDER BY block", None)?
+            .to_array()?;
+        if blocks.is_empty() {
+            blocks = self.blocks_from_entries()?;
+        }
+        let base_block = blocks.first().map_or(0, |row| row.block.unsigned_abs());
+        let mut words = Vec::new();
+        for row in &blocks {
+            let at = (row.block.unsigned_abs() - base_block) as usize * BLOCK_WORDS;
+            words.resize(at, 0);
+            words.extend(block_words(&row.bits)?);
+        }
+        let passes: Vec<PassRow> = self
+            .sql
+            .exec(
+                "SELECT seq, pass_expires_at FROM entries WHERE pass_expires_at IS NOT NULL",
+                None,
+            )?
             .to_array()?;
         let counter: Vec<CounterRow> = self
             .sql
             .exec("SELECT next_seq FROM counter WHERE id = 0", None)?
             .to_array()?;
-        let next_seq = counter
-            .first()
-            .map_or(0, |row| row.next_seq.max(0).unsigned_abs());
         let sold_out: Vec<CountRow> = self
             .sql
             .exec("SELECT COUNT(*) AS count FROM sold_out", None)?
             .to_array()?;
-        let sold_out = sold_out.first().is_some_and(|row| row.count > 0);
         let paused: Vec<PausedRow> = self
             .sql
             .exec("SELECT until FROM paused WHERE id = 0", None)?
             .to_array()?;
-        let entries = rows
-            .into_iter()
-            .map(|row| StoredEntry {
-                seq: row.seq.max(0).unsigned_abs(),
-                user: row.user,
-                pass_expires_at: row.pass_expires_at,
-            })
-            .collect();
-        let paused_until = paused.first().map_or(0, |row| row.until);
-        Ok(EventQueue::restore(config, entries, next_seq, sold_out).with_pause(paused_until))
+        let stored = Stored {
+            base: base_block * BLOCK_SEQS,
+            words,
+            next_seq: counter
+                .first()
+                .map_or(0, |row| row.next_seq.max(0).unsigned_abs()),
+            passes: passes
+                .iter()
+                .map(|row| (row.seq.unsigned_abs(), row.pass_expires_at))
+                .collect(),
+            sold_out: sold_out.first().is_some_and(|row| row.count > 0),
+            paused_until: paused.first().map_or(0, |row| row.until),
+        };
+        Ok(EventQueue::restore(config, stored))
     }
 
-    /// Writes `changes` in order; how many passes they issued.
-    pub fn write(&self, changes: &[Change]) -> Result<u32> {
+    /// The blocks of a room stored before the bitmap was, from its entries, written.
+    fn blocks_from_entries(&self) -> Result<Vec<BlockRow>> {
+        let seqs: Vec<SeqRow> = self
+            .sql
+            .exec("SELECT seq FROM entries ORDER BY seq", None)?
+            .to_array()?;
+        let mut blocks: Vec<(u64, [u64; BLOCK_WORDS])> = Vec::new();
+        for seq in seqs.iter().map(|row| row.seq.unsigned_abs()) {
+            let block = seq / BLOCK_SEQS;
+            if blocks.last().is_none_or(|(last, _)| *last != block) {
+                blocks.push((block, [0; BLOCK_WORDS]));
+            }
+            if let Some((_, words)) = blocks.last_mut() {
+                let offset = seq % BLOCK_SEQS;
+                words[(offset / 64) as usize] |= 1 << (offset % 64);
+            }
+        }
+        let rows: Vec<BlockRow> = blocks
+            .iter()
+            .map(|(block, words)| BlockRow {
+                block: *block as i64,
+                bits: block_text(words),
+            })
+            .collect();
+        for row in &rows {
+            self.put_block(row.block, &row.bits)?;
+        }
+        Ok(rows)
+    }
+
+    /// Writes `changes` in order, and the blocks of the line's bitmap they touched as
+    /// `line` now has them; `entrant` is who took the arrival number of a
+    /// [`Change::Entered`]. How many passes they issued.
+    pub fn write(
+        &self,
+        changes: &[Change],
+        entrant: Option<&str>,
+        line: &EventQueue,
+    ) -> Result<u32> {
         let mut issued = 0;
+        let mut touched = Vec::new();
         for change in changes {
             match change {
-                Change::Entered { user, seq } => {
-                    let seq = i64::try_from(*seq)
-                        .map_err(|err| worker::Error::RustError(err.to_string()))?;
+                Change::Entered { seq } => {
+                    let user = entrant.ok_or_else(|| {
+                        worker::Error::RustError("an arrival without its entrant".into())
+                    })?;
+                    let seq = sql_int(*seq)?;
+                    // A row the bitmap had lost is replaced, not kept beside the new one.
                     self.sql.exec(
-                        "INSERT INTO entries (seq, user) VALUES (?, ?)",
-                        vec![seq.into(), user.as_str().into()],
+                        "INSERT INTO entries (seq, user) VALUES (?, ?) ON CONFLICT (user) \
+                         DO UPDATE SET seq = excluded.seq, pass_expires_at = NULL",
+                        vec![seq.into(), user.into()],
                     )?;
                     self.sql.exec(
                         "INSERT INTO counter (id, next_seq) VALUES (0, ?) \
                          ON CONFLICT (id) DO UPDATE SET next_seq = excluded.next_seq",
                         vec![(seq + 1).into()],
                     )?;
+                    touched.push(seq.unsigned_abs() / BLOCK_SEQS);
                 }
-                Change::PassIssued { user, expires_at } => {
-                    self.set_pass(user, *expires_at)?;
+                Change::PassIssued { seq, expires_at } => {
+                    self.set_pass(*seq, *expires_at)?;
                     issued += 1;
                 }
-                Change::PassExtended { user, expires_at } => self.set_pass(user, *expires_at)?,
+                Change::PassExtended { seq, expires_at } => self.set_pass(*seq, *expires_at)?,
                 Change::Paused { until } => {
                     self.sql.exec(
                         "INSERT INTO paused (id, until) VALUES (0, ?) \
@@ -183,12 +277,15 @@ impl RoomStorage {
                         vec![(*until).into()],
                     )?;
                 }
-                Change::Removed { user } => {
+                Change::Removed { seq } => {
+                    let seq = sql_int(*seq)?;
                     self.sql.exec(
-                        "DELETE FROM entries WHERE user = ?",
-                        vec![user.as_str().into()],
+                        "DELETE FROM claims WHERE user IN (SELECT user FROM entries WHERE seq = ?)",
+                        vec![seq.into()],
                     )?;
-                    self.release_all(user)?;
+                    self.sql
+                        .exec("DELETE FROM entries WHERE seq = ?", vec![seq.into()])?;
+                    touched.push(seq.unsigned_abs() / BLOCK_SEQS);
                 }
                 Change::SoldOut => {
                     self.sql.exec(
@@ -198,13 +295,46 @@ impl RoomStorage {
                 }
             }
         }
+        touched.sort_unstable();
+        touched.dedup();
+        for block in touched {
+            self.write_block(block, line)?;
+        }
         Ok(issued)
     }
 
-    fn set_pass(&self, user: &str, expires_at: i64) -> Result<()> {
+    /// Stores block `block` of `line`'s bitmap as it is now; an empty block is deleted.
+    fn write_block(&self, block: u64, line: &EventQueue) -> Result<()> {
+        let (base, words) = line.words();
+        let mut bits = [0u64; BLOCK_WORDS];
+        for (at, word) in bits.iter_mut().enumerate() {
+            let seq = block * BLOCK_SEQS + at as u64 * 64;
+            if let Some(index) = seq.checked_sub(base).map(|offset| (offset / 64) as usize) {
+                *word = words.get(index).copied().unwrap_or(0);
+            }
+        }
+        let block = sql_int(block)?;
+        if bits.iter().all(|word| *word == 0) {
+            self.sql
+                .exec("DELETE FROM presence WHERE block = ?", vec![block.into()])?;
+            return Ok(());
+        }
+        self.put_block(block, &block_text(&bits))
+    }
+
+    fn put_block(&self, block: i64, bits: &str) -> Result<()> {
         self.sql.exec(
-            "UPDATE entries SET pass_expires_at = ? WHERE user = ?",
-            vec![expires_at.into(), user.into()],
+            "INSERT INTO presence (block, bits) VALUES (?, ?) \
+             ON CONFLICT (block) DO UPDATE SET bits = excluded.bits",
+            vec![block.into(), bits.into()],
+        )?;
+        Ok(())
+    }
+
+    fn set_pass(&self, seq: u64, expires_at: i64) -> Result<()> {
+        self.sql.exec(
+            "UPDATE entries SET pass_expires_at = ? WHERE seq = ?",
+            vec![expires_at.into(), sql_int(seq)?.into()],
         )?;
         Ok(())
     }
@@ -240,10 +370,26 @@ impl RoomStorage {
         )?;
         Ok(())
     }
+}
 
-    fn release_all(&self, user: &str) -> Result<()> {
-        self.sql
-            .exec("DELETE FROM claims WHERE user = ?", vec![user.into()])?;
-        Ok(())
+fn sql_int(value: u64) -> Result<i64> {
+    i64::try_from(value).map_err(|err| worker::Error::RustError(err.to_string()))
+}
+
+/// A block's words as stored: 16 hex digits each, little end first.
+fn block_text(words: &[u64; BLOCK_WORDS]) -> String {
+    words.iter().map(|word| format!("{word:016x}")).collect()
+}
+
+fn block_words(text: &str) -> Result<[u64; BLOCK_WORDS]> {
+    let bad =
+        || worker::Error::RustError(format!("a stored block that is not {BLOCK_WORDS} words"));
+    if text.len() != BLOCK_WORDS * 16 || !text.is_ascii() {
+        return Err(bad());
     }
+    let mut words = [0u64; BLOCK_WORDS];
+    for (at, word) in words.iter_mut().enumerate() {
+        *word = u64::from_str_radix(&text[at * 16..at * 16 + 16], 16).map_err(|_| bad())?;
+    }
+    Ok(words)
 }

@@ -1,5 +1,5 @@
-//! Order statistics over the queue's slots: a Fenwick tree (binary indexed tree) of
-//! 0/1 counts, one per slot, 1 meaning "someone is here".
+//! Order statistics over the line's bitmap: a Fenwick tree (binary indexed tree) of
+//! counts, one per slot — a 64-bit word of the bitmap, counting the people in it.
 //!
 //! Two questions make a first-come queue cheap at 10^5–10^6 people, and this answers
 //! both in O(log n) without touching the entries themselves:
@@ -13,7 +13,7 @@
 //! the root. Counts are `u32`: half the memory of `usize`, and a queue never holds
 //! 2^32 people.
 
-/// 0/1 counts over slots `0..capacity`, with prefix sums and k-th lookup in O(log n).
+/// Counts over slots `0..capacity`, with prefix sums and k-th lookup in O(log n).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Fenwick {
     /// 1-based: `tree[i]` counts the slots in `(i - lowbit(i), i]`; `tree[0]` is unused.
@@ -21,16 +21,13 @@ pub(super) struct Fenwick {
 }
 
 impl Fenwick {
-    /// A tree with room for at least `capacity` slots, where slot `i` holds the `i`-th
-    /// item of `present`. Built in O(n): each node passes its count to its parent once.
-    pub(super) fn from_present(
-        capacity: usize,
-        present: impl ExactSizeIterator<Item = bool>,
-    ) -> Self {
-        let capacity = capacity.max(present.len()).max(1).next_power_of_two();
+    /// A tree with room for at least `capacity` slots, slot `i` counting the `i`-th of
+    /// `counts`. Built in O(n): each node passes its count to its parent once.
+    pub(super) fn from_counts(capacity: usize, counts: impl ExactSizeIterator<Item = u32>) -> Self {
+        let capacity = capacity.max(counts.len()).max(1).next_power_of_two();
         let mut tree = vec![0u32; capacity + 1];
-        for (slot, here) in present.enumerate() {
-            tree[slot + 1] = u32::from(here);
+        for (slot, count) in counts.enumerate() {
+            tree[slot + 1] = count;
         }
         for node in 1..=capacity {
             let parent = node + lowbit(node);
@@ -115,7 +112,7 @@ mod tests {
 
     /// Toggles slots in a tree that grows on demand, checked against a plain list.
     fn check(toggles: &[usize]) {
-        let mut tree = Fenwick::from_present(1, std::iter::empty());
+        let mut tree = Fenwick::from_counts(1, std::iter::empty());
         let mut model = Vec::<bool>::new();
         for &slot in toggles {
             while slot >= tree.capacity() {
@@ -132,7 +129,8 @@ mod tests {
             model[slot] = !model[slot];
             assert_matches(&tree, &model);
         }
-        let rebuilt = Fenwick::from_present(tree.capacity(), model.iter().copied());
+        let rebuilt =
+            Fenwick::from_counts(tree.capacity(), model.iter().map(|here| u32::from(*here)));
         assert_eq!(
             rebuilt, tree,
             "an O(n) build equals the same toggles one by one"

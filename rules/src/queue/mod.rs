@@ -13,11 +13,14 @@
 //! [`EventQueue::next_pass_expiry`]), and the next in line is admitted. A successful
 //! payment is a [`EventQueue::leave`].
 //!
-//! Every operation is O(log n) in the people in line (plus the people it admits or
-//! removes): positions come from a Fenwick tree (`fenwick.rs`) over the arrival slots
-//! (`line.rs`), never from a scan. The queue does no I/O: each mutation returns the
-//! [`Change`]s for the shell to persist, and [`EventQueue::restore`] rebuilds the index
-//! from what was stored. The rate and poll interval shown to waiting users are in
+//! The queue knows people by their **arrival number** only: who holds which number is the
+//! shell's to look up (its storage has the index), so a million people take the line's
+//! bitmap (`presence.rs`, about 190 KB) and the passes, not a million names. Every
+//! operation is O(log n) in the people in line (plus the people it admits or removes):
+//! positions come from a Fenwick tree (`fenwick.rs`) over the bitmap's words, never from
+//! a scan. The queue does no I/O: each mutation returns the [`Change`]s for the shell to
+//! persist, and [`EventQueue::restore`] rebuilds it from the stored bitmap and passes —
+//! a few rows, not one per person. The rate and poll interval shown to waiting users are in
 //! [`eta`]; the shell feeds the rate from the passes that `leave` and `expire` issue.
 //!
 //! An event whose stock is gone is **sold out** ([`EventQueue::mark_sold_out`], once the
@@ -37,17 +40,16 @@
 
 pub mod eta;
 mod fenwick;
-mod line;
 mod pause;
+mod presence;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
 pub mod ticket;
 
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 
-use line::Line;
+use presence::Presence;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueConfig {
@@ -57,30 +59,31 @@ pub struct QueueConfig {
     pub pass_ttl_ms: i64,
 }
 
-/// One user's place, as answered to a poll.
+/// One person's place, as answered to a poll.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ticket {
     pub seq: u64,
     /// People ahead + 1.
     pub position: u64,
-    /// Within the first `admit_limit`.
+    /// Within the first `admit_limit`, with a pass.
     pub admitted: bool,
     pub pass_expires_at: Option<i64>,
 }
 
-/// What changed, for the shell to persist (in order).
+/// What changed, for the shell to persist (in order). People are named by their
+/// arrival number.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
+    /// A newcomer took `seq`: the shell records who.
     Entered {
-        user: String,
         seq: u64,
     },
     PassIssued {
-        user: String,
+        seq: u64,
         expires_at: i64,
     },
     Removed {
-        user: String,
+        seq: u64,
     },
     /// The event sold out (reported once).
     SoldOut,
@@ -90,17 +93,24 @@ pub enum Change {
     },
     /// A live pass was extended by a pause.
     PassExtended {
-        user: String,
+        seq: u64,
         expires_at: i64,
     },
 }
 
-/// A stored entry, for rebuilding the index when the object starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredEntry {
-    pub seq: u64,
-    pub user: String,
-    pub pass_expires_at: Option<i64>,
+/// What the shell stored, for rebuilding the queue when the object starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stored {
+    /// The line's bitmap: bit `i` of word `w` is arrival number `base + 64 w + i`.
+    pub base: u64,
+    pub words: Vec<u64>,
+    /// The counter: the next arrival number.
+    pub next_seq: u64,
+    /// `(seq, expires_at)` of every pass.
+    pub passes: Vec<(u64, i64)>,
+    pub sold_out: bool,
+    /// The end of the last pause (0: never paused).
+    pub paused_until: i64,
 }
 
 /// The queue of one event.
@@ -108,10 +118,11 @@ pub struct StoredEntry {
 pub struct EventQueue {
     config: QueueConfig,
     next_seq: u64,
-    members: HashMap<String, Member>,
-    line: Line,
+    line: Presence,
     /// `(expires_at, seq)` of every pass, earliest first.
     passes: BTreeSet<(i64, u64)>,
+    /// The pass of each holder, by arrival number.
+    pass_of: HashMap<u64, i64>,
     sold_out: bool,
     /// Payments are paused before this time (epoch ms; 0: never paused).
     paused_until: i64,
@@ -119,59 +130,30 @@ pub struct EventQueue {
     passes_owed: bool,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Member {
-    seq: u64,
-    pass: Option<i64>,
-}
-
 impl EventQueue {
     pub fn new(config: QueueConfig) -> Self {
-        Self::restore(config, Vec::new(), 0, false)
+        Self::restore(config, Stored::default())
     }
 
-    /// Rebuilds from storage (entries in any order; `next_seq` = the counter; whether
-    /// [`Change::SoldOut`] was stored), in O(n log n) for the sort and O(n) for the
-    /// index. A corrupt store cannot break the order: a repeated user keeps their
-    /// earliest entry, a repeated sequence number its first user by name, and the
-    /// counter resumes above every stored one.
-    pub fn restore(
-        config: QueueConfig,
-        mut entries: Vec<StoredEntry>,
-        next_seq: u64,
-        sold_out: bool,
-    ) -> Self {
-        entries.sort_unstable_by(|a, b| a.seq.cmp(&b.seq).then_with(|| a.user.cmp(&b.user)));
-        let next_seq = entries.last().map_or(next_seq, |highest| {
-            next_seq.max(highest.seq.saturating_add(1))
-        });
-        let mut members = HashMap::with_capacity(entries.len());
-        let mut passes = BTreeSet::new();
-        let mut kept = Vec::with_capacity(entries.len());
-        for entry in entries {
-            if kept.last().is_some_and(|(seq, _)| *seq == entry.seq) {
-                continue;
-            }
-            let Entry::Vacant(member) = members.entry(entry.user.clone()) else {
-                continue;
-            };
-            member.insert(Member {
-                seq: entry.seq,
-                pass: entry.pass_expires_at,
-            });
-            if let Some(expires_at) = entry.pass_expires_at {
-                passes.insert((expires_at, entry.seq));
-            }
-            kept.push((entry.seq, entry.user));
-        }
+    /// Rebuilds from storage in O(words + passes). A pass of someone no longer in line is
+    /// dropped, and the counter resumes above every arrival number in the line.
+    pub fn restore(config: QueueConfig, stored: Stored) -> Self {
+        let line = Presence::from_words(stored.base, stored.words);
+        let highest = line.at(line.len());
+        let next_seq = highest.map_or(stored.next_seq, |seq| stored.next_seq.max(seq + 1));
+        let pass_of: HashMap<u64, i64> = stored
+            .passes
+            .into_iter()
+            .filter(|(seq, _)| line.position(*seq).is_some())
+            .collect();
         Self {
             config,
             next_seq,
-            members,
-            line: Line::from_sorted(kept),
-            passes,
-            sold_out,
-            paused_until: 0,
+            passes: pass_of.iter().map(|(seq, at)| (*at, *seq)).collect(),
+            pass_of,
+            line,
+            sold_out: stored.sold_out,
+            paused_until: stored.paused_until,
             // A smaller store than config (a larger `admit_limit`) may owe passes.
             passes_owed: true,
         }
@@ -182,20 +164,26 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.line.len()
+        self.line.len() as usize
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Enters `user` (idempotent) at `now_ms`; issues a pass if admitted and it has none.
-    /// `None` when the event is sold out and `user` is not in the line: they are turned
-    /// away, and nothing changes.
-    pub fn enter(&mut self, user: &str, now_ms: i64) -> (Option<Ticket>, Vec<Change>) {
+    /// The line's bitmap, as the shell stores it: its first arrival number, and the words.
+    pub fn words(&self) -> (u64, &[u64]) {
+        self.line.words()
+    }
+
+    /// Enters someone at `now_ms`: the holder of `held` (the arrival number the shell found
+    /// for them) if they are still in line — idempotent, a poll — else a newcomer at the
+    /// back, issued a pass if admitted. `None` when the event is sold out and they are not
+    /// in line: turned away, and nothing changes.
+    pub fn enter(&mut self, held: Option<u64>, now_ms: i64) -> (Option<Ticket>, Vec<Change>) {
         let mut changes = Vec::new();
         self.pay_owed_passes(now_ms, &mut changes);
-        if let Some(ticket) = self.poll(user, now_ms, &mut changes) {
+        if let Some(ticket) = held.and_then(|seq| self.poll(seq, now_ms, &mut changes)) {
             return (Some(ticket), changes);
         }
         if self.sold_out {
@@ -203,69 +191,54 @@ impl EventQueue {
         }
         let seq = self.next_seq;
         self.next_seq = seq.saturating_add(1);
-        self.line.push(seq, user.to_owned());
-        changes.push(Change::Entered {
-            user: user.to_owned(),
-            seq,
-        });
-        let position = self.line.len() as u64;
+        self.line.push(seq);
+        changes.push(Change::Entered { seq });
+        let position = self.line.len();
         let in_zone = position <= u64::from(self.config.admit_limit);
-        let mut member = Member { seq, pass: None };
         if in_zone && self.is_paused(now_ms) {
             self.passes_owed = true;
         } else if in_zone {
-            issue_pass(
-                user,
-                &mut member,
-                now_ms,
-                self.config,
-                &mut self.passes,
-                &mut changes,
-            );
+            self.issue_pass(seq, now_ms, &mut changes);
         }
-        self.members.insert(user.to_owned(), member);
+        let pass = self.pass_of.get(&seq).copied();
         let ticket = Ticket {
             seq,
             position,
-            admitted: member.pass.is_some(),
-            pass_expires_at: member.pass,
+            admitted: pass.is_some(),
+            pass_expires_at: pass,
         };
         (Some(ticket), changes)
     }
 
-    /// The user's ticket now, or `None` if not in the queue. A poll: issues the passes a
-    /// pause that is over held back, and the user's pass if admitted without one (after
-    /// a config change such as a larger `admit_limit`).
-    pub fn status(&mut self, user: &str, now_ms: i64) -> (Option<Ticket>, Vec<Change>) {
+    /// The ticket of `seq` now, or `None` if not in the queue. A poll: issues the passes a
+    /// pause that is over held back, and this one's pass if admitted without one (after a
+    /// config change such as a larger `admit_limit`).
+    pub fn status(&mut self, seq: u64, now_ms: i64) -> (Option<Ticket>, Vec<Change>) {
         let mut changes = Vec::new();
         self.pay_owed_passes(now_ms, &mut changes);
-        let ticket = self.poll(user, now_ms, &mut changes);
+        let ticket = self.poll(seq, now_ms, &mut changes);
         (ticket, changes)
     }
 
-    /// Removes `user`; admits whoever moves into the first `admit_limit` (passes at
-    /// `now_ms`). Empty changes if absent.
-    pub fn leave(&mut self, user: &str, now_ms: i64) -> Vec<Change> {
+    /// Removes `seq`; admits whoever moves into the first `admit_limit` (passes at
+    /// `now_ms`). No removal if absent.
+    pub fn leave(&mut self, seq: u64, now_ms: i64) -> Vec<Change> {
         let mut changes = Vec::new();
         self.pay_owed_passes(now_ms, &mut changes);
-        let Some(member) = self.members.remove(user) else {
+        let Some(position) = self.line.remove(seq) else {
             return changes;
         };
-        if let Some(expires_at) = member.pass {
-            self.passes.remove(&(expires_at, member.seq));
+        if let Some(expires_at) = self.pass_of.remove(&seq) {
+            self.passes.remove(&(expires_at, seq));
         }
-        changes.push(Change::Removed {
-            user: user.to_owned(),
-        });
-        if let Some((position, _)) = self.line.remove(member.seq) {
-            if position <= u64::from(self.config.admit_limit) {
-                self.refill(1, now_ms, &mut changes);
-            }
+        changes.push(Change::Removed { seq });
+        if position <= u64::from(self.config.admit_limit) {
+            self.refill(1, now_ms, &mut changes);
         }
         changes
     }
 
-    /// Removes every admitted user whose pass expired at or before `now_ms` (earliest
+    /// Removes every admitted person whose pass expired at or before `now_ms` (earliest
     /// first), then admits the next (passes at `now_ms`, in line order) — and, once a
     /// pause is over, everyone it kept waiting in the admitted zone.
     pub fn expire(&mut self, now_ms: i64) -> Vec<Change> {
@@ -277,9 +250,9 @@ impl EventQueue {
                 break;
             }
             self.passes.pop_first();
-            if let Some((_, user)) = self.line.remove(seq) {
-                self.members.remove(&user);
-                changes.push(Change::Removed { user });
+            self.pass_of.remove(&seq);
+            if self.line.remove(seq).is_some() {
+                changes.push(Change::Removed { seq });
                 removed += 1;
             }
         }
@@ -300,12 +273,11 @@ impl EventQueue {
         self.sold_out
     }
 
-    /// Whether `user` holds a live pass at `now_ms` (the payment gate asks this).
-    pub fn has_live_pass(&self, user: &str, now_ms: i64) -> bool {
-        self.members
-            .get(user)
-            .and_then(|member| member.pass)
-            .is_some_and(|expires_at| expires_at > now_ms)
+    /// Whether `seq` holds a live pass at `now_ms` (the payment gate asks this).
+    pub fn has_live_pass(&self, seq: u64, now_ms: i64) -> bool {
+        self.pass_of
+            .get(&seq)
+            .is_some_and(|expires_at| *expires_at > now_ms)
     }
 
     /// The earliest pass expiry, for the object's alarm.
@@ -323,19 +295,18 @@ impl EventQueue {
         }
     }
 
-    fn poll(&mut self, user: &str, now_ms: i64, changes: &mut Vec<Change>) -> Option<Ticket> {
-        let paused = self.is_paused(now_ms);
-        let member = self.members.get_mut(user)?;
-        let position = self.line.position(member.seq)?;
+    fn poll(&mut self, seq: u64, now_ms: i64, changes: &mut Vec<Change>) -> Option<Ticket> {
+        let position = self.line.position(seq)?;
         let in_zone = position <= u64::from(self.config.admit_limit);
-        if in_zone && member.pass.is_none() && !paused {
-            issue_pass(user, member, now_ms, self.config, &mut self.passes, changes);
+        if in_zone && !self.pass_of.contains_key(&seq) && !self.is_paused(now_ms) {
+            self.issue_pass(seq, now_ms, changes);
         }
+        let pass = self.pass_of.get(&seq).copied();
         Some(Ticket {
-            seq: member.seq,
+            seq,
             position,
-            admitted: in_zone && member.pass.is_some(),
-            pass_expires_at: member.pass,
+            admitted: in_zone && pass.is_some(),
+            pass_expires_at: pass,
         })
     }
 
@@ -357,33 +328,26 @@ impl EventQueue {
     fn admit_moved_up(&mut self, removed: u64, now_ms: i64, changes: &mut Vec<Change>) {
         let limit = u64::from(self.config.admit_limit);
         let first = limit.saturating_sub(removed) + 1;
-        let last = limit.min(self.line.len() as u64);
+        self.admit_positions(first, now_ms, changes);
+    }
+
+    /// Passes for everyone without one from `first` to the end of the admitted zone.
+    fn admit_positions(&mut self, first: u64, now_ms: i64, changes: &mut Vec<Change>) {
+        let last = u64::from(self.config.admit_limit).min(self.line.len());
         for position in first..=last {
-            let Some((_, user)) = self.line.at(position) else {
+            let Some(seq) = self.line.at(position) else {
                 break;
             };
-            if let Some(member) = self.members.get_mut(user) {
-                if member.pass.is_none() {
-                    issue_pass(user, member, now_ms, self.config, &mut self.passes, changes);
-                }
+            if !self.pass_of.contains_key(&seq) {
+                self.issue_pass(seq, now_ms, changes);
             }
         }
     }
-}
 
-fn issue_pass(
-    user: &str,
-    member: &mut Member,
-    now_ms: i64,
-    config: QueueConfig,
-    passes: &mut BTreeSet<(i64, u64)>,
-    changes: &mut Vec<Change>,
-) {
-    let expires_at = now_ms.saturating_add(config.pass_ttl_ms);
-    member.pass = Some(expires_at);
-    passes.insert((expires_at, member.seq));
-    changes.push(Change::PassIssued {
-        user: user.to_owned(),
-        expires_at,
-    });
+    fn issue_pass(&mut self, seq: u64, now_ms: i64, changes: &mut Vec<Change>) {
+        let expires_at = now_ms.saturating_add(self.config.pass_ttl_ms);
+        self.pass_of.insert(seq, expires_at);
+        self.passes.insert((expires_at, seq));
+        changes.push(Change::PassIssued { seq, expires_at });
+    }
 }

@@ -28,14 +28,9 @@ impl EventQueue {
         for (expires_at, seq) in passes {
             let extended = expires_at.saturating_add(added);
             self.passes.insert((extended, seq));
-            let Some(user) = self.line.user_of(seq) else {
-                continue;
-            };
-            if let Some(member) = self.members.get_mut(user) {
-                member.pass = Some(extended);
-            }
+            self.pass_of.insert(seq, extended);
             changes.push(Change::PassExtended {
-                user: user.to_owned(),
+                seq,
                 expires_at: extended,
             });
         }
@@ -52,13 +47,6 @@ impl EventQueue {
         self.is_paused(now_ms).then_some(self.paused_until)
     }
 
-    /// The stored pause, for a restored queue: `until_ms` of the last
-    /// [`Change::Paused`].
-    pub fn with_pause(mut self, until_ms: i64) -> Self {
-        self.paused_until = until_ms;
-        self
-    }
-
     /// Issues the passes a pause held back, to everyone in the admitted zone without one,
     /// front first — once it is over.
     pub(super) fn pay_owed_passes(&mut self, now_ms: i64, changes: &mut Vec<Change>) {
@@ -66,16 +54,6 @@ impl EventQueue {
             return;
         }
         self.passes_owed = false;
-        let last = u64::from(self.config.admit_limit).min(self.line.len() as u64);
-        for position in 1..=last {
-            let Some((_, user)) = self.line.at(position) else {
-                break;
-            };
-            if let Some(member) = self.members.get_mut(user) {
-                if member.pass.is_none() {
-                    super::issue_pass(user, member, now_ms, self.config, &mut self.passes, changes);
-                }
-            }
-        }
+        self.admit_positions(1, now_ms, changes);
     }
 }

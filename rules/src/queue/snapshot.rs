@@ -62,19 +62,8 @@ pub struct SnapshotOf {
 impl EventQueue {
     /// The line as it stands now, for the snapshot readers.
     pub fn snapshot(&self, of: SnapshotOf) -> Snapshot {
-        let mut present = self.line.present_seqs().peekable();
-        let base = present.peek().copied().unwrap_or(self.next_seq);
-        let span = self.next_seq.saturating_sub(base);
-        let mut bits = vec![0u64; span.div_ceil(64) as usize];
-        for seq in present {
-            let offset = seq - base;
-            bits[(offset / 64) as usize] |= 1 << (offset % 64);
-        }
-        let mut passes: Vec<(u64, i64)> = self
-            .passes
-            .iter()
-            .map(|(expires_at, seq)| (*seq, *expires_at))
-            .collect();
+        let (base, words) = self.line.words();
+        let mut passes: Vec<(u64, i64)> = self.pass_of.iter().map(|(s, at)| (*s, *at)).collect();
         passes.sort_unstable();
         Snapshot {
             room: of.room,
@@ -85,8 +74,8 @@ impl EventQueue {
             paused_until: self.paused_until(of.as_of),
             rate_per_second: of.rate_per_second,
             base,
-            before: counts_before(&bits),
-            bits,
+            before: counts_before(words),
+            bits: words.to_vec(),
             passes,
         }
     }

@@ -3,9 +3,12 @@
 use super::*;
 
 mod model;
+mod named;
 mod pause;
 mod restore;
 mod snapshot;
+
+use named::{bitmap, written, Named};
 
 /// Two admitted at a time; passes live 100 ms.
 const TWO: QueueConfig = QueueConfig {
@@ -53,22 +56,7 @@ fn changes(written: &str) -> Seen {
     Seen::Changes(written.to_owned())
 }
 
-fn written(changes: &[Change]) -> String {
-    let words: Vec<String> = changes
-        .iter()
-        .map(|change| match change {
-            Change::Entered { user, seq } => format!("{user}#{seq}"),
-            Change::PassIssued { user, expires_at } => format!("+{user}@{expires_at}"),
-            Change::Removed { user } => format!("-{user}"),
-            Change::SoldOut => "sold-out".to_owned(),
-            Change::Paused { until } => format!("paused<{until}"),
-            Change::PassExtended { user, expires_at } => format!("~{user}@{expires_at}"),
-        })
-        .collect();
-    words.join(" ")
-}
-
-fn run(queue: &mut EventQueue, step: Step, now: i64) -> Seen {
+fn run(queue: &mut Named, step: Step, now: i64) -> Seen {
     let seen = |ticket: Ticket| Seen::Ticket {
         position: ticket.position,
         admitted: ticket.admitted,
@@ -85,7 +73,7 @@ fn run(queue: &mut EventQueue, step: Step, now: i64) -> Seen {
 }
 
 /// Runs `script` — `(now_ms, step, expected answer)` — on `queue`.
-fn check_on(queue: &mut EventQueue, script: &[(i64, Step, Seen)]) {
+fn check_on(queue: &mut Named, script: &[(i64, Step, Seen)]) {
     for (i, (now, step, expected)) in script.iter().enumerate() {
         assert_eq!(
             run(queue, *step, *now),
@@ -96,7 +84,7 @@ fn check_on(queue: &mut EventQueue, script: &[(i64, Step, Seen)]) {
 }
 
 fn check(config: QueueConfig, script: &[(i64, Step, Seen)]) {
-    check_on(&mut EventQueue::new(config), script);
+    check_on(&mut Named::new(config), script);
 }
 
 #[test]
@@ -130,7 +118,7 @@ fn entering_again_keeps_the_place_and_the_pass() {
 
 #[test]
 fn entering_reports_the_arrival_then_the_pass() {
-    let mut queue = EventQueue::new(QueueConfig {
+    let mut queue = Named::new(QueueConfig {
         admit_limit: 1,
         ..TWO
     });
@@ -280,7 +268,7 @@ fn leaving_when_absent_changes_nothing() {
 
 #[test]
 fn the_alarm_is_set_for_the_earliest_pass() {
-    let mut queue = EventQueue::new(TWO);
+    let mut queue = Named::new(TWO);
     assert_eq!(queue.next_pass_expiry(), None);
     queue.enter("a", 30);
     queue.enter("b", 10);
@@ -314,7 +302,7 @@ fn a_sold_out_event_turns_newcomers_away_and_keeps_its_line() {
 
 #[test]
 fn turning_a_newcomer_away_changes_nothing() {
-    let mut queue = EventQueue::new(TWO);
+    let mut queue = Named::new(TWO);
     queue.enter("a", 0);
     assert_eq!(written(&queue.mark_sold_out()), "sold-out");
     let (ticket, changes) = queue.enter("b", 1);

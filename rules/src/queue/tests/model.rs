@@ -8,11 +8,12 @@
 //! steps: while one lasts the model issues no pass, and it adds what the pause adds to
 //! every live pass.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 
 use super::super::*;
+use super::Named;
 
 #[derive(Debug, Clone, Copy)]
 enum Op {
@@ -49,17 +50,14 @@ impl Model {
             Op::Enter(user)
                 if !self.sold_out && !self.line.iter().any(|(u, ..)| *u == name(user)) =>
             {
-                changes.push(Change::Entered {
-                    user: name(user),
-                    seq: self.next_seq,
-                });
+                changes.push(Change::Entered { seq: self.next_seq });
                 self.line.push((name(user), self.next_seq, None));
                 self.next_seq += 1;
             }
             Op::Leave(user) => {
                 if let Some(at) = self.line.iter().position(|(u, ..)| *u == name(user)) {
-                    self.line.remove(at);
-                    changes.push(Change::Removed { user: name(user) });
+                    let (_, seq, _) = self.line.remove(at);
+                    changes.push(Change::Removed { seq });
                 }
             }
             Op::Expire => changes.extend(self.expire(now)),
@@ -76,16 +74,16 @@ impl Model {
                     changes.push(Change::Paused {
                         until: now + length,
                     });
-                    let mut live: Vec<(i64, u64, &mut Option<i64>, String)> = self
+                    let mut live: Vec<(i64, u64, &mut Option<i64>)> = self
                         .line
                         .iter_mut()
-                        .filter_map(|(u, seq, pass)| Some(((*pass)?, *seq, pass, u.clone())))
+                        .filter_map(|(_, seq, pass)| Some(((*pass)?, *seq, pass)))
                         .collect();
                     live.sort_by_key(|(at, seq, ..)| (*at, *seq));
-                    for (at, _, pass, user) in live {
+                    for (at, seq, pass) in live {
                         let expires_at = at + (now + length - covered);
                         *pass = Some(expires_at);
-                        changes.push(Change::PassExtended { user, expires_at });
+                        changes.push(Change::PassExtended { seq, expires_at });
                     }
                 }
             }
@@ -109,19 +107,17 @@ impl Model {
 
     /// Removes those whose pass ran out, earliest first.
     fn expire(&mut self, now: i64) -> Vec<Change> {
-        let mut expired: Vec<(i64, u64, String)> = self
+        let mut expired: Vec<(i64, u64)> = self
             .line
             .iter()
-            .filter_map(|(u, seq, pass)| {
-                pass.filter(|at| *at <= now).map(|at| (at, *seq, u.clone()))
-            })
+            .filter_map(|(_, seq, pass)| pass.filter(|at| *at <= now).map(|at| (at, *seq)))
             .collect();
         expired.sort();
         self.line
             .retain(|(_, _, pass)| !pass.is_some_and(|at| at <= now));
         expired
             .into_iter()
-            .map(|(_, _, user)| Change::Removed { user })
+            .map(|(_, seq)| Change::Removed { seq })
             .collect()
     }
 
@@ -131,12 +127,12 @@ impl Model {
             return;
         }
         let limit = self.config.admit_limit as usize;
-        for (user, _, pass) in self.line.iter_mut().take(limit) {
+        for (_, seq, pass) in self.line.iter_mut().take(limit) {
             if pass.is_none() {
                 let expires_at = now + self.config.pass_ttl_ms;
                 *pass = Some(expires_at);
                 changes.push(Change::PassIssued {
-                    user: user.clone(),
+                    seq: *seq,
                     expires_at,
                 });
             }
@@ -148,7 +144,7 @@ fn name(user: usize) -> String {
     format!("u{user}")
 }
 
-fn apply(queue: &mut EventQueue, op: Op, now: i64) -> Answer {
+fn apply(queue: &mut Named, op: Op, now: i64) -> Answer {
     match op {
         Op::Enter(user) => queue.enter(&name(user), now),
         Op::Poll(user) => queue.status(&name(user), now),
@@ -162,30 +158,39 @@ fn apply(queue: &mut EventQueue, op: Op, now: i64) -> Answer {
 /// What the Durable Object shell stores.
 #[derive(Default)]
 struct Store {
-    entries: BTreeMap<String, StoredEntry>,
+    present: BTreeSet<u64>,
+    passes: BTreeMap<u64, i64>,
     sold_out: bool,
     paused_until: i64,
+}
+
+impl Store {
+    /// As the shell hands it to [`EventQueue::restore`].
+    fn stored(&self, next_seq: u64) -> Stored {
+        Stored {
+            base: 0,
+            words: super::bitmap(self.present.iter().copied()),
+            next_seq,
+            passes: self.passes.iter().map(|(seq, at)| (*seq, *at)).collect(),
+            sold_out: self.sold_out,
+            paused_until: self.paused_until,
+        }
+    }
 }
 
 /// Applies changes to a store, as the Durable Object shell persists them.
 fn persist(store: &mut Store, changes: &[Change]) {
     for change in changes {
         match change {
-            Change::Entered { user, seq } => {
-                let entry = StoredEntry {
-                    seq: *seq,
-                    user: user.clone(),
-                    pass_expires_at: None,
-                };
-                store.entries.insert(user.clone(), entry);
+            Change::Entered { seq } => {
+                store.present.insert(*seq);
             }
-            Change::PassIssued { user, expires_at } | Change::PassExtended { user, expires_at } => {
-                if let Some(entry) = store.entries.get_mut(user) {
-                    entry.pass_expires_at = Some(*expires_at);
-                }
+            Change::PassIssued { seq, expires_at } | Change::PassExtended { seq, expires_at } => {
+                store.passes.insert(*seq, *expires_at);
             }
-            Change::Removed { user } => {
-                store.entries.remove(user);
+            Change::Removed { seq } => {
+                store.present.remove(seq);
+                store.passes.remove(seq);
             }
             Change::SoldOut => store.sold_out = true,
             Change::Paused { until } => store.paused_until = *until,
@@ -225,7 +230,7 @@ fn script() -> impl Strategy<Value = Vec<(Op, i64)>> {
 proptest! {
     #[test]
     fn the_queue_answers_every_step_as_the_naive_model(config in config(), script in script()) {
-        let mut queue = EventQueue::new(config);
+        let mut queue = Named::new(config);
         let mut model = Model { config, next_seq: 0, line: Vec::new(), sold_out: false, paused_until: 0 };
         let mut now = 0;
         for (step, (op, pause)) in script.into_iter().enumerate() {
@@ -241,7 +246,7 @@ proptest! {
         script in script(),
         split in 0usize..300,
     ) {
-        let mut original = EventQueue::new(config);
+        let mut original = Named::new(config);
         let mut store = Store::default();
         let split = split.min(script.len());
         let mut now = 0;
@@ -249,10 +254,10 @@ proptest! {
             now += pause;
             persist(&mut store, &apply(&mut original, *op, now).1);
         }
-        let entries: Vec<StoredEntry> = store.entries.into_values().rev().collect();
-        let mut restored =
-            EventQueue::restore(config, entries, original.next_seq(), store.sold_out)
-                .with_pause(store.paused_until);
+        let names: Vec<(u64, String)> =
+            original.seq_of.iter().map(|(user, seq)| (*seq, user.clone())).collect();
+        let names: Vec<(u64, &str)> = names.iter().map(|(seq, user)| (*seq, user.as_str())).collect();
+        let mut restored = Named::restored(config, store.stored(original.next_seq()), &names);
         prop_assert_eq!(restored.len(), original.len());
         prop_assert_eq!(restored.is_sold_out(), original.is_sold_out());
         prop_assert_eq!(restored.next_pass_expiry(), original.next_pass_expiry());

@@ -3,8 +3,8 @@
 
 use super::*;
 
-fn queue_of(users: &[&str]) -> EventQueue {
-    let mut queue = EventQueue::new(TWO);
+fn queue_of(users: &[&str]) -> Named {
+    let mut queue = Named::new(TWO);
     for user in users {
         queue.enter(user, 0);
     }
@@ -66,25 +66,4 @@ fn a_pause_first_removes_the_passes_that_already_ran_out() {
         written(&queue.pause(100, 150)),
         "-a -b +c@200 paused<150 ~c@250"
     );
-}
-
-#[test]
-fn a_restored_pause_still_holds_passes_back() {
-    let queue = queue_of(&["a", "b", "c"]);
-    let entries = vec![
-        StoredEntry {
-            seq: 2,
-            user: "c".into(),
-            pass_expires_at: None,
-        },
-        StoredEntry {
-            seq: 0,
-            user: "a".into(),
-            pass_expires_at: Some(130),
-        },
-    ];
-    let mut restored = EventQueue::restore(TWO, entries, queue.next_seq(), false).with_pause(80);
-    assert_eq!(written(&restored.expire(60)), "");
-    assert_eq!(restored.status("c", 70).0.map(|t| t.admitted), Some(false));
-    assert_eq!(written(&restored.expire(80)), "+c@180");
 }
