@@ -152,30 +152,10 @@ impl EdgeConfig {
                 "must be at least 32 characters",
             ));
         }
-        let refresh_secret = vars.get("REFRESH_TOKEN_SECRET");
-        if refresh_secret
-            .as_ref()
-            .is_some_and(|secret| secret.len() < MIN_SECRET_LEN)
-        {
-            return Err(invalid(
-                "REFRESH_TOKEN_SECRET",
-                "must be at least 32 characters",
-            ));
-        }
-        let refresh_key =
-            RefreshKey::derive(refresh_secret.as_ref().unwrap_or(&origin_secret).as_bytes());
-        let ticket_secret = vars.get("QUEUE_TICKET_SECRET");
-        if ticket_secret
-            .as_ref()
-            .is_some_and(|secret| secret.len() < MIN_SECRET_LEN)
-        {
-            return Err(invalid(
-                "QUEUE_TICKET_SECRET",
-                "must be at least 32 characters",
-            ));
-        }
-        let ticket_key =
-            ticket::derive_key(ticket_secret.as_ref().unwrap_or(&origin_secret).as_bytes());
+        let refresh_secret = vars.secret_or("REFRESH_TOKEN_SECRET", &origin_secret)?;
+        let refresh_key = RefreshKey::derive(refresh_secret.as_bytes());
+        let ticket_secret = vars.secret_or("QUEUE_TICKET_SECRET", &origin_secret)?;
+        let ticket_key = ticket::derive_key(ticket_secret.as_bytes());
         Ok(Self {
             policy: Policy {
                 keys,
@@ -236,6 +216,18 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
 
     fn required(&self, name: &'static str) -> Result<String, ConfigError> {
         self.get(name).ok_or_else(|| invalid(name, "is not set"))
+    }
+
+    /// An optional secret of at least [`MIN_SECRET_LEN`] characters, or `fallback` when
+    /// it is unset.
+    fn secret_or(&self, name: &'static str, fallback: &str) -> Result<String, ConfigError> {
+        match self.get(name) {
+            Some(secret) if secret.len() < MIN_SECRET_LEN => {
+                Err(invalid(name, "must be at least 32 characters"))
+            }
+            Some(secret) => Ok(secret),
+            None => Ok(fallback.to_owned()),
+        }
     }
 
     /// A number within `valid`, or `default` when unset.
@@ -304,6 +296,7 @@ mod tests {
             ("LOGIN_RATE_LIMIT_USER", "ten"),
             ("LOGIN_RATE_LIMIT_CLIENT", "60/1h"),
             ("REFRESH_TOKEN_SECRET", "short"),
+            ("QUEUE_TICKET_SECRET", "short"),
             ("REFRESH_RATE_LIMIT_FAMILY", "1/1d"),
         ];
         for (name, value) in cases {
