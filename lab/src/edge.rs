@@ -82,12 +82,7 @@ impl Edge {
                 harness::workspace().join("build")
             }
         };
-        let mut all = vec![
-            ("JWT_KEYS", jwt_keys()),
-            ("JWT_SIGNING_KID", JWT_KID.to_owned()),
-            ("ORIGIN_URL", origin_url.to_owned()),
-            ("ORIGIN_SIGNING_SECRET", edge_secret.to_owned()),
-        ];
+        let mut all = own_vars(origin_url, edge_secret);
         for (name, value) in vars {
             all.retain(|(known, _)| *known != name);
             all.push((name, value));
@@ -128,6 +123,7 @@ impl Edge {
                 durable_objects,
                 objects_down: false,
                 inspector: launch.inspector,
+                driver: None,
             },
             &socket,
         )?;
@@ -231,6 +227,17 @@ const BASELINE_WORKER: &str = "benches/baseline-worker";
 pub fn client_address(user: &str) -> String {
     let [_, b, c, d] = rules::login_limit::fnv1a(user).to_be_bytes();
     format!("10.{b}.{c}.{d}")
+}
+
+/// The lab's own variables of the edge: its token key, and the origin it forwards to,
+/// signed with `edge_secret`.
+pub fn own_vars(origin_url: &str, edge_secret: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("JWT_KEYS", jwt_keys()),
+        ("JWT_SIGNING_KID", JWT_KID.to_owned()),
+        ("ORIGIN_URL", origin_url.to_owned()),
+        ("ORIGIN_SIGNING_SECRET", edge_secret.to_owned()),
+    ]
 }
 
 /// `JWT_KEYS` of the lab's edge.

@@ -6,6 +6,7 @@
 //! cargo run --release -p lab -- run breaker          # one experiment
 //! cargo run --release -p lab -- run all --runs 3     # every one
 //! cargo run --release -p lab -- cost                 # what each edge route costs
+//! cargo run --release -p lab -- room                 # one waiting room at 10^6
 //! cargo run --release -p lab -- cost --profile       # where a poll's, a confirm's CPU goes
 //! ```
 
@@ -15,6 +16,7 @@ mod edge;
 mod experiments;
 mod load;
 mod observe;
+mod room;
 mod stack;
 mod stats;
 
@@ -61,6 +63,12 @@ enum Command {
         out: PathBuf,
     },
     /// Measure what each route of the edge costs in workerd, beside baseline Workers.
+    /// One waiting room filled to 10^6 straight through its object, in workerd: memory,
+    /// enters/s, status latency, the snapshot, a restart (docs/room-at-a-million.md).
+    Room {
+        #[arg(long, default_value = "docs/room-at-a-million.md")]
+        out: PathBuf,
+    },
     Cost {
         /// Where the table goes.
         #[arg(long, default_value = "docs/edge-cost.md")]
@@ -84,6 +92,7 @@ async fn main() -> anyhow::Result<()> {
             runs,
             out,
         } => (experiments, runs, out),
+        Command::Room { out } => return room::report(&out).await,
         Command::Cost {
             out,
             edge_build,

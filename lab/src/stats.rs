@@ -8,7 +8,11 @@ use crate::load::Sample;
 /// The `p`-th percentile (0–100, nearest rank) of the samples' latencies, in ms; 0 for
 /// no samples.
 pub fn percentile_ms(samples: &[&Sample], p: f64) -> f64 {
-    let mut latencies: Vec<Duration> = samples.iter().map(|s| s.latency).collect();
+    percentile(samples.iter().map(|s| s.latency).collect(), p)
+}
+
+/// The `p`-th percentile (0–100, nearest rank) of `latencies`, in ms; 0 for none.
+pub fn percentile(mut latencies: Vec<Duration>, p: f64) -> f64 {
     latencies.sort();
     if latencies.is_empty() {
         return 0.0;

@@ -81,6 +81,7 @@ pub(super) fn command(
                 durable_objects: &EDGE_OBJECTS,
                 objects_down: sessions_down,
                 inspector: None,
+                driver: None,
             };
             workerd::command(&worker, socket).unwrap_or_else(|err| panic!("{err:#}"))
         }

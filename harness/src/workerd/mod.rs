@@ -28,8 +28,8 @@ use std::sync::Mutex;
 use anyhow::Context as _;
 
 use crate::{run_in_workspace, workspace};
-pub use config::EDGE_OBJECTS;
 use config::{compatibility_date, config_text, Config};
+pub use config::{Driver, EDGE_OBJECTS};
 
 /// What one workerd serves.
 pub struct Worker<'a> {
@@ -46,6 +46,8 @@ pub struct Worker<'a> {
     pub objects_down: bool,
     /// Serve the V8 inspector protocol on this loopback port.
     pub inspector: Option<u16>,
+    /// A second Worker beside it that calls its objects directly.
+    pub driver: Option<Driver<'a>>,
 }
 
 /// The open files a workerd may have: each object keeps its SQLite files open while it
@@ -74,6 +76,7 @@ pub fn command(worker: &Worker<'_>, socket: &TcpListener) -> anyhow::Result<Comm
         vars: worker.vars,
         durable_objects: worker.durable_objects,
         objects_down: worker.objects_down,
+        driver: worker.driver,
     });
     std::fs::write(&config, text)?;
     let mut command = Command::new(binary());
