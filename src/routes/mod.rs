@@ -52,6 +52,7 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
             "refusedFromMemory": memory::refused_count(),
             "snapshotsRead": snapshots_read,
             "snapshotsFetched": snapshots_fetched,
+            "wasmMemoryBytes": wasm_memory_bytes(),
         });
         return Ok(Response::from_json(&body)?);
     }
@@ -127,6 +128,16 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         }
     }?;
     admission.decorate(response)
+}
+
+/// The isolate's WebAssembly memory: everything the Rust side holds — the Worker's and
+/// every object's of this isolate — at its high-water mark (it never shrinks).
+fn wasm_memory_bytes() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    let pages = core::arch::wasm32::memory_size(0) as u64;
+    #[cfg(not(target_arch = "wasm32"))]
+    let pages = 0;
+    pages * 65_536
 }
 
 /// Whether the client asked for the page rather than JSON.

@@ -131,6 +131,16 @@ impl Room {
             .with_context(|| format!("no position for u{user}: {status}"))
     }
 
+    /// The edge isolate's WebAssembly memory, as its `/healthz` says, in MB.
+    async fn wasm_mb(&self) -> anyhow::Result<f64> {
+        let url = format!("http://127.0.0.1:{}/healthz", self.port);
+        let health: Value = self.http.get(&url).send().await?.json().await?;
+        let bytes = health["wasmMemoryBytes"]
+            .as_f64()
+            .with_context(|| format!("no wasmMemoryBytes in {health}"))?;
+        Ok(bytes / 1e6)
+    }
+
     /// workerd's resident memory, from `/proc`.
     fn resident_mb(&self) -> Option<f64> {
         let pid = self.services.pid(WORKERD)?;
@@ -151,6 +161,7 @@ impl Room {
 struct Figures {
     size: u64,
     resident_mb: Option<f64>,
+    wasm_mb: f64,
     enters_per_s: f64,
     status_p50_ms: f64,
     status_p99_ms: f64,
@@ -188,6 +199,7 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
         rows.push(Figures {
             size,
             resident_mb: room.resident_mb(),
+            wasm_mb: room.wasm_mb().await?,
             enters_per_s,
             status_p50_ms: percentile(latencies.clone(), 50.0),
             status_p99_ms: percentile(latencies, 99.0),
@@ -227,18 +239,21 @@ fn markdown(
          (`lab/src/room/driver.js`) calls one room's object as the edge does — without the \
          edge's routes or a session object per person — {PARALLEL} calls at a time. Users \
          `u0`, `u1`, … enter in order, so `uN` stands at N + 1: *exact* checks {CALLS} of them \
-         spread over the line. *Resident* is workerd's whole process (`VmRSS`: the Worker's \
-         and every object's isolate, SQLite's page cache) — {} idle. One run.\n\n\
-         | in line | resident | enters/s (filling up to it) | status call p50 / p99 | exact | snapshot | snapshot fetch |\n\
-         |---|---|---|---|---|---|---|\n",
+         spread over the line. *Resident* is workerd's whole process (`VmRSS`: the Worker's, \
+         the driver's and every object's isolate, SQLite's page cache) — {} idle; *wasm* is the \
+         edge isolate's WebAssembly memory (its `/healthz`), everything the Rust side holds — \
+         the Worker and the room alike — at its high-water mark. One run.\n\n\
+         | in line | resident | wasm | enters/s (filling up to it) | status call p50 / p99 | exact | snapshot | snapshot fetch |\n\
+         |---|---|---|---|---|---|---|---|\n",
         mb(idle_mb)
     );
     for row in rows {
         let _ = writeln!(
             text,
-            "| {} | {} | {:.0} | {:.2} / {:.2} ms | {} | {} bytes | {:.1} ms |",
+            "| {} | {} | {:.1} MB | {:.0} | {:.2} / {:.2} ms | {} | {} bytes | {:.1} ms |",
             row.size,
             mb(row.resident_mb),
+            row.wasm_mb,
             row.enters_per_s,
             row.status_p50_ms,
             row.status_p99_ms,
