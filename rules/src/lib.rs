@@ -21,6 +21,7 @@
 pub mod callback;
 pub mod confirm;
 pub mod credentials;
+mod dotted;
 pub mod expiring;
 pub mod login_limit;
 pub mod paused;

@@ -105,14 +105,7 @@ impl RefreshToken {
         if tag.len() != MAC_BYTES || key.mac(body).verify_truncated_left(&tag).is_err() {
             return None;
         }
-        let mut parts = body.split('.');
-        let (Some(PREFIX), Some(user), Some(family), Some(secret), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
+        let [PREFIX, user, family, secret] = crate::dotted::fields(body)? else {
             return None;
         };
         let user = URL_SAFE_NO_PAD

@@ -11,11 +11,13 @@
 
 pub mod accounts;
 pub mod agreement;
+pub mod calls;
 mod edge;
+mod origin_cli;
 pub mod room;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -24,10 +26,9 @@ use edge::EdgeRuntime;
 use harness::ports::{free_ports, held_socket};
 use harness::postgres::TestPostgres;
 use harness::services::{Killer, Services};
-use harness::signed::{fresh_nonce, now_ms, signed_request};
+use harness::signed::now_ms;
 use jwt_compact::alg::{Hs256, Hs256Key};
 use jwt_compact::{AlgorithmExt as _, Claims, Header};
-use rules::signing::SignedRequest;
 
 /// The HMAC key shared by the edge and the origin in tests.
 pub const EDGE_SECRET: &str = "e2e-edge-origin-secret-0123456789abcdef";
@@ -319,52 +320,6 @@ impl System {
         Ok(system)
     }
 
-    /// The `origin` binary with `args`, run as this system's origin runs.
-    fn origin_command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(binary("origin"));
-        command
-            .args(args)
-            .envs(self.origin_env.iter().map(|(n, v)| (n, v)));
-        command
-    }
-
-    /// Sets one of the origin's variables for the commands run and the restarts from
-    /// now on; the running origin keeps what it started with.
-    pub fn set_origin_env(&mut self, name: &str, value: &str) {
-        self.origin_env.retain(|(known, _)| known != name);
-        self.origin_env.push((name.to_owned(), value.to_owned()));
-    }
-
-    /// Runs `origin ARGS` with the origin's configuration, whatever comes of it.
-    pub fn origin_cli_output(&self, args: &[&str]) -> std::process::Output {
-        self.origin_command(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("the origin command runs")
-    }
-
-    /// Runs `origin ARGS` (e.g. `recover --once`) with the origin's configuration; its
-    /// standard output, after asserting it succeeded.
-    pub fn origin_cli(&self, args: &[&str]) -> String {
-        let output = self.origin_cli_output(args);
-        assert!(
-            output.status.success(),
-            "origin {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// Starts the origin again (after [`System::kill`]) on the same ports and database.
-    pub async fn restart_origin(&mut self) {
-        let command = self.origin_command(&["serve"]);
-        self.spawn("origin", command);
-        let url = format!("{}/healthz", self.origin);
-        self.wait_until_healthy(&url)
-            .await
-            .unwrap_or_else(|failure| panic!("the origin did not restart: {failure}"));
-    }
-
     /// Starts service `name` (a service of that name still running is killed first).
     fn spawn(&mut self, name: &str, command: Command) {
         self.services
@@ -379,20 +334,6 @@ impl System {
             .wait_until_healthy(&self.http, url, READY_TIMEOUT)
             .await
             .map_err(|err| format!("{err:#}"))
-    }
-
-    /// Adds a user with `origin user add`, as an operator does; returns its id.
-    pub fn add_user(&self, name: &str, password: &str) -> String {
-        harness::origin::add_user(self.origin_command(&[]), name, password)
-            .unwrap_or_else(|err| panic!("{err:#}"))
-    }
-
-    /// Sets a user's new password with `origin user add NAME --replace-password`, which
-    /// also ends the user's sessions at the edge (`EDGE_URL`, see
-    /// [`System::set_origin_env`]); its standard output.
-    pub fn replace_password(&self, name: &str, password: &str) -> Result<String, String> {
-        let command = self.origin_command(&["user", "add", name, "--replace-password"]);
-        harness::origin::with_password(command, password).map_err(|err| format!("{err:#}"))
     }
 
     /// What kills service `name` with SIGKILL later, while the system is in use (the
@@ -419,211 +360,6 @@ impl System {
                 &Hs256Key::new(JWT_SECRET),
             )
             .expect("a signed token")
-    }
-
-    /// A request to the origin carrying `request` and the edge's signature of it.
-    pub fn signed_origin_request(&self, request: SignedRequest<'_>) -> reqwest::RequestBuilder {
-        self.signed_request_to(&self.origin, request)
-    }
-
-    /// [`System::signed_origin_request`] to the origin instance at `base`.
-    pub fn signed_request_to(
-        &self,
-        base: &str,
-        request: SignedRequest<'_>,
-    ) -> reqwest::RequestBuilder {
-        signed_request(&self.http, base, EDGE_SECRET.as_bytes(), &request).expect("signable")
-    }
-
-    /// `POST /payments/confirm` straight to the origin for `user`, signed as the edge
-    /// signs it, with a fresh nonce.
-    pub async fn confirm_at_origin(
-        &self,
-        user: &str,
-        key: Option<&str>,
-        body: &str,
-    ) -> reqwest::Response {
-        self.try_confirm_at_origin(user, key, body)
-            .await
-            .expect("the origin answers")
-    }
-
-    /// [`System::confirm_at_origin`], for an origin that may not answer.
-    pub async fn try_confirm_at_origin(
-        &self,
-        user: &str,
-        key: Option<&str>,
-        body: &str,
-    ) -> reqwest::Result<reqwest::Response> {
-        self.try_confirm_at(&self.origin, user, key, body).await
-    }
-
-    /// [`System::try_confirm_at_origin`], to the origin instance at `base`.
-    pub async fn try_confirm_at(
-        &self,
-        base: &str,
-        user: &str,
-        key: Option<&str>,
-        body: &str,
-    ) -> reqwest::Result<reqwest::Response> {
-        let nonce = fresh_nonce();
-        self.signed_request_to(
-            base,
-            SignedRequest {
-                method: "POST",
-                path_and_query: "/payments/confirm",
-                timestamp_ms: now_ms(),
-                nonce: &nonce,
-                user_id: user,
-                idempotency_key: key.unwrap_or_default(),
-                body: body.as_bytes(),
-            },
-        )
-        .send()
-        .await
-    }
-
-    /// A signed `GET path` at the origin for `user`, as the edge sends it.
-    pub async fn origin_get(&self, user: &str, path: &str) -> reqwest::Response {
-        let nonce = fresh_nonce();
-        self.signed_origin_request(SignedRequest {
-            method: "GET",
-            path_and_query: path,
-            timestamp_ms: now_ms(),
-            nonce: &nonce,
-            user_id: user,
-            idempotency_key: "",
-            body: b"",
-        })
-        .send()
-        .await
-        .expect("the origin answers")
-    }
-
-    /// Confirms `order_id` (5000, [`order_body`]) at the origin for `user-1`, with a key
-    /// of its own: the status and the JSON body.
-    pub async fn confirm_order(&self, order_id: &str) -> (reqwest::StatusCode, serde_json::Value) {
-        let key = format!("key-{order_id}");
-        let response = self
-            .confirm_at_origin("user-1", Some(&key), &order_body(order_id))
-            .await;
-        let status = response.status();
-        (status, response.json().await.expect("a JSON body"))
-    }
-
-    /// Sets the simulator's faults (`PUT /admin/faults`).
-    pub async fn set_faults(&self, faults: serde_json::Value) {
-        let response = self
-            .http
-            .put(format!("{}/admin/faults", self.gateway))
-            .json(&faults)
-            .send()
-            .await
-            .expect("the simulator answers");
-        assert!(
-            response.status().is_success(),
-            "faults {faults} refused: {}",
-            response.text().await.unwrap_or_default()
-        );
-    }
-
-    /// An operator route of the origin, with the operator's token.
-    pub async fn operator_get(&self, path: &str) -> serde_json::Value {
-        self.operator_get_at(&self.origin, path).await
-    }
-
-    /// The operator listener of the origin instance whose API is at `base`.
-    pub fn admin_of(&self, base: &str) -> &str {
-        if self.second_origin.as_deref() == Some(base) {
-            self.second_origin_admin.as_deref().unwrap_or_default()
-        } else {
-            &self.origin_admin
-        }
-    }
-
-    /// [`System::operator_get`] at the origin instance whose API is at `base`.
-    pub async fn operator_get_at(&self, base: &str, path: &str) -> serde_json::Value {
-        self.http
-            .get(format!("{}{path}", self.admin_of(base)))
-            .bearer_auth(OPERATOR_TOKEN)
-            .send()
-            .await
-            .expect("the origin answers")
-            .json()
-            .await
-            .expect("JSON")
-    }
-
-    /// `POST /admin/recovery/run` at the origin instance at `base`: the cycle's report.
-    pub async fn run_recovery_at(&self, base: &str) -> serde_json::Value {
-        self.http
-            .post(format!("{}/admin/recovery/run", self.admin_of(base)))
-            .bearer_auth(OPERATOR_TOKEN)
-            .send()
-            .await
-            .expect("the origin answers")
-            .json()
-            .await
-            .expect("a report")
-    }
-
-    /// `POST /admin/events` with `event` (`{eventId, stock, amount}`): status and body.
-    pub async fn set_event(
-        &self,
-        event: serde_json::Value,
-    ) -> (reqwest::StatusCode, serde_json::Value) {
-        let response = self
-            .http
-            .post(format!("{}/admin/events", self.origin_admin))
-            .bearer_auth(OPERATOR_TOKEN)
-            .json(&event)
-            .send()
-            .await
-            .expect("the origin answers");
-        let status = response.status();
-        (status, response.json().await.expect("JSON"))
-    }
-
-    /// The origin's metrics, from its own listener.
-    pub async fn origin_metrics(&self) -> String {
-        self.http
-            .get(format!("{}/metrics", self.origin_metrics))
-            .send()
-            .await
-            .expect("the metrics listener answers")
-            .text()
-            .await
-            .expect("text")
-    }
-
-    /// Every payment the origin at `base` holds, by order id, as operators list them.
-    pub async fn payments_at(
-        &self,
-        base: &str,
-    ) -> std::collections::BTreeMap<String, serde_json::Value> {
-        let mut all = std::collections::BTreeMap::new();
-        for status in ["PENDING", "APPROVED", "FAILED", "UNKNOWN", "REFUNDED"] {
-            let listed = self
-                .operator_get_at(base, &format!("/admin/payments?status={status}&limit=1000"))
-                .await;
-            for payment in listed["payments"].as_array().expect("a list") {
-                let order_id = payment["orderId"].as_str().expect("an order");
-                all.insert(order_id.to_owned(), payment.clone());
-            }
-        }
-        all
-    }
-
-    /// The simulator's ledger.
-    pub async fn ledger(&self) -> serde_json::Value {
-        self.http
-            .get(format!("{}/admin/ledger", self.gateway))
-            .send()
-            .await
-            .expect("the ledger answers")
-            .json()
-            .await
-            .expect("the ledger is JSON")
     }
 }
 

@@ -32,6 +32,7 @@ use serde::Serialize;
 
 pub use mode::BreakerMode;
 use tally::{Judged, Tally};
+pub use view::BreakerView;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BreakerConfig {
@@ -128,23 +129,6 @@ struct InFlight {
     started_ms: u64,
     /// Counted as slow already, while in flight.
     counted: bool,
-}
-
-/// What an operator sees of the breaker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BreakerView {
-    pub state: BreakerState,
-    pub generation: u64,
-    /// Outcomes counted in the current state.
-    pub calls: u32,
-    pub failures: u32,
-    pub slow_calls: u32,
-    /// Probes out while half-open.
-    pub probes_in_flight: u32,
-    /// When an open breaker lets probes through.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub open_until_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -335,47 +319,9 @@ impl Breaker {
         }
     }
 
-    /// The state at `now_ms`, turning an open breaker half-open when its wait is over.
-    pub fn observe(&mut self, now_ms: u64) -> (BreakerView, Option<Transition>) {
-        let transition = self.overdue(now_ms).or_else(|| self.open_wait_over(now_ms));
-        let view = BreakerView {
-            state: self.state,
-            generation: self.generation,
-            calls: self.tally.calls(),
-            failures: self.tally.failures,
-            slow_calls: self.tally.slow,
-            probes_in_flight: self.probes_in_flight,
-            open_until_ms: (self.state == BreakerState::Open)
-                .then(|| self.opened_at_ms.saturating_add(self.config.open_ms)),
-        };
-        (view, transition)
-    }
-
-    /// How long from `now_ms` it is expected to go on refusing calls: an open breaker
-    /// until its wait is over, a half-open one until its probe is judged (at the slow-call
-    /// threshold at the latest, bounded by `open_ms`); `None` when it admits calls now.
-    pub fn refusing_for(&self, now_ms: u64) -> Option<u64> {
-        match self.state {
-            BreakerState::Closed => None,
-            BreakerState::Open => Some(
-                self.opened_at_ms
-                    .saturating_add(self.config.open_ms)
-                    .saturating_sub(now_ms)
-                    .max(1),
-            ),
-            BreakerState::HalfOpen => {
-                let probe = self
-                    .in_flight
-                    .front()
-                    .filter(|_| self.probes_in_flight > 0)?;
-                let judged_at = probe.started_ms.saturating_add(self.config.slow_call_ms);
-                Some(
-                    judged_at
-                        .saturating_sub(now_ms)
-                        .clamp(1, self.config.open_ms.max(1)),
-                )
-            }
-        }
+    /// When an open breaker lets probes through.
+    fn open_until(&self) -> u64 {
+        self.opened_at_ms.saturating_add(self.config.open_ms)
     }
 
     fn open_wait_over(&mut self, now_ms: u64) -> Option<Transition> {
@@ -405,6 +351,7 @@ impl Breaker {
 
 mod mode;
 mod tally;
+mod view;
 
 #[cfg(test)]
 mod tests;

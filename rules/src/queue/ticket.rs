@@ -74,14 +74,7 @@ pub fn verify(
     mac(key, event, user, body)
         .verify_slice(&given)
         .map_err(|_| TicketError::Invalid)?;
-    let mut parts = body.split('.');
-    let (Some(PREFIX), Some(room), Some(seq), Some(expires), None) = (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    ) else {
+    let Some([PREFIX, room, seq, expires]) = crate::dotted::fields(body) else {
         return Err(TicketError::Invalid);
     };
     let held = Held {
