@@ -142,6 +142,7 @@ async fn an_unavailable_denylist_fails_closed_when_configured() {
     let system = System::start_with(EdgeSetup {
         vars: vec![("DENYLIST_FAIL_MODE", "closed".into())],
         sessions_down: true,
+        ..EdgeSetup::default()
     })
     .await;
     let token = system.token("user-1", 600);

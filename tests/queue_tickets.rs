@@ -14,7 +14,7 @@ use reqwest::StatusCode;
 use rules::queue::ticket::{self, Held, TICKET_TTL_SECS};
 use serde_json::{json, Value};
 use support::room::{enter, leave, start, status};
-use support::System;
+use support::{EdgeSetup, System};
 
 const EVENT: &str = "drop-tickets";
 const TICKET_SECRET: &str = "queue-ticket-secret-for-the-tests-0123456789";
@@ -80,14 +80,21 @@ async fn agree(system: &System, users: &[(String, String)]) {
     .await;
 }
 
-async fn health(system: &System) -> Value {
+/// The `/healthz` of the edge isolate at `edge`.
+async fn health(system: &System, edge: &str) -> Value {
     let answer = system
         .http
-        .get(format!("{}/healthz", system.edge))
+        .get(format!("{edge}/healthz"))
         .send()
         .await
         .expect("the edge answers");
     answer.json().await.expect("JSON")
+}
+
+fn count(health: &Value, name: &str) -> u64 {
+    health[name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no {name} in {health}"))
 }
 
 #[tokio::test]
@@ -155,22 +162,76 @@ async fn a_crowd_polling_with_tickets_costs_the_room_one_snapshot_a_second() {
         .as_str()
         .expect("a ticket")
         .to_owned();
-    let before = health(&system).await;
+    let before = health(&system, &system.edge).await;
     let started = Instant::now();
     for _ in 0..200 {
         let answer = poll_with(&system, &token, &ticket).await;
         assert_eq!(answer.status(), StatusCode::OK);
     }
     let elapsed = started.elapsed();
-    let after = health(&system).await;
-    let count = |health: &Value, name: &str| health[name].as_u64().expect("a count");
-    let read = count(&after, "snapshotsRead") - count(&before, "snapshotsRead");
-    let fetched = count(&after, "snapshotsFetched") - count(&before, "snapshotsFetched");
+    let after = health(&system, &system.edge).await;
+    let grew = |name: &str| count(&after, name) - count(&before, name);
+    let (read, fetched) = (grew("snapshotsRead"), grew("snapshotsFetched"));
     println!("200 ticket polls in {elapsed:?}: {fetched} snapshots fetched from the room");
     assert_eq!(read, 200, "every poll was answered from a snapshot");
+    assert_eq!(
+        grew("roomCalls"),
+        fetched,
+        "the room was called for its snapshot only"
+    );
     assert!(
         fetched <= elapsed.as_secs() + 1,
         "{fetched} fetches in {elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn one_fetch_from_the_room_serves_every_isolate_of_the_data_centre() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![("QUEUE_TICKET_SECRET", TICKET_SECRET.to_owned())],
+        twin: true,
+        ..EdgeSetup::default()
+    })
+    .await;
+    let twin = system.edge_twin.clone().expect("the edge's twin");
+    let token = system.token("user-1", 600);
+    let ticket = enter(&system, &token, EVENT).await["ticket"]
+        .as_str()
+        .expect("a ticket")
+        .to_owned();
+    let first: Value = poll_with(&system, &token, &ticket)
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    let answer = system
+        .http
+        .get(format!("{twin}/queue/{EVENT}/status"))
+        .bearer_auth(&token)
+        .header("queue-ticket", &ticket)
+        .send()
+        .await
+        .expect("the twin answers");
+    assert_eq!(answer.status(), StatusCode::OK);
+    let second: Value = answer.json().await.expect("JSON");
+    assert_eq!(place(&second), place(&first));
+    assert_eq!(
+        second["asOf"], first["asOf"],
+        "the very copy the edge fetched"
+    );
+    let (edge, twin) = (
+        health(&system, &system.edge).await,
+        health(&system, &twin).await,
+    );
+    assert_eq!(count(&edge, "snapshotsFetched"), 1, "{edge}");
+    assert_eq!(
+        (
+            count(&twin, "snapshotsShared"),
+            count(&twin, "snapshotsFetched"),
+            count(&twin, "roomCalls")
+        ),
+        (1, 0, 0),
+        "the twin read the data centre's copy and never called the room: {twin}"
     );
 }
 

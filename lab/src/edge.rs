@@ -124,6 +124,7 @@ impl Edge {
                 objects_down: false,
                 inspector: launch.inspector,
                 driver: None,
+                twin: None,
             },
             &socket,
         )?;

@@ -1,13 +1,30 @@
 //! The Worker's side of an event's waiting room.
 
+use std::cell::Cell;
+
 use super::protocol::{Entered, PassClaim, Placement, RoomRequest};
 use crate::durable_call::{call_object, call_object_for_body, tell_object, ObjectUnavailable};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
 pub const BINDING: &str = "WAITING_ROOMS";
 
+thread_local! {
+    static CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many calls this isolate has made to rooms since it started (`/healthz` shows it):
+/// beside the polls it answered, what those polls cost the rooms.
+pub fn calls() -> u64 {
+    CALLS.with(Cell::get)
+}
+
+fn counted() {
+    CALLS.with(|calls| calls.set(calls.get() + 1));
+}
+
 /// Marks the room of `event_id` sold out (idempotent): nobody new joins its line.
 pub async fn mark_sold_out(env: &worker::Env, event_id: &str) -> Result<(), ObjectUnavailable> {
+    counted();
     tell_object(env, BINDING, event_id, &RoomRequest::MarkSoldOut).await
 }
 
@@ -18,6 +35,7 @@ pub async fn pause_payments(
     event_id: &str,
     for_ms: u64,
 ) -> Result<(), ObjectUnavailable> {
+    counted();
     tell_object(
         env,
         BINDING,
@@ -29,6 +47,7 @@ pub async fn pause_payments(
 
 /// The room of `event_id`'s snapshot, encoded (`rules::queue::snapshot`).
 pub async fn snapshot(env: &worker::Env, event_id: &str) -> Result<Vec<u8>, ObjectUnavailable> {
+    counted();
     call_object_for_body(env, BINDING, event_id, &RoomRequest::Snapshot).await
 }
 
@@ -97,10 +116,12 @@ impl<'a> WaitingRoomClient<'a> {
         &self,
         request: RoomRequest,
     ) -> Result<T, ObjectUnavailable> {
+        counted();
         call_object(self.env, BINDING, self.event_id, &request).await
     }
 
     async fn tell(&self, request: RoomRequest) -> Result<(), ObjectUnavailable> {
+        counted();
         tell_object(self.env, BINDING, self.event_id, &request).await
     }
 }

@@ -6,10 +6,12 @@
 //!   that expires unused passes, and the line's snapshot.
 //! - [`client`] — the Worker's side.
 //! - [`snapshots`] — the Worker's copy of each room's snapshot, at most a second old, and
-//!   the ticket holders' polls answered from it.
+//!   the ticket holders' polls answered from it; [`shared_snapshots`] — the copies a data
+//!   centre's isolates share through the Cache API.
 
 pub mod client;
 pub mod object;
 pub mod protocol;
+pub mod shared_snapshots;
 pub mod snapshots;
 pub mod storage;

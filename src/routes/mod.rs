@@ -46,12 +46,14 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let method = req.method();
     if let (Method::Get, ["healthz"]) = (&method, segments.as_slice()) {
-        let (snapshots_read, snapshots_fetched) = crate::queue::snapshots::counts();
+        let snapshots = crate::queue::snapshots::counts();
         let body = serde_json::json!({
             "status": "ok",
             "refusedFromMemory": memory::refused_count(),
-            "snapshotsRead": snapshots_read,
-            "snapshotsFetched": snapshots_fetched,
+            "roomCalls": crate::queue::client::calls(),
+            "snapshotsRead": snapshots.read,
+            "snapshotsFetched": snapshots.fetched,
+            "snapshotsShared": snapshots.shared,
             "wasmMemoryBytes": wasm_memory_bytes(),
         });
         return Ok(Response::from_json(&body)?);

@@ -30,27 +30,27 @@ pub(super) struct Launch {
     pub(super) sessions_down: bool,
 }
 
+/// The port of a `http://127.0.0.1:{port}` address.
+fn port_of(url: &str) -> u16 {
+    url.rsplit_once(':')
+        .and_then(|(_, port)| port.parse::<u16>().ok())
+        .expect("a loopback address with a port")
+}
+
 impl super::System {
     /// Kills the edge (`kill -9`) and starts it again on the same port and storage: every
     /// Durable Object restarts from what it stored.
     pub async fn restart_edge(&mut self) {
         self.kill("edge");
         let launch = self.edge_launch.as_ref().expect("a system with an edge");
-        let port = self
-            .edge
-            .rsplit_once(':')
-            .and_then(|(_, port)| port.parse::<u16>().ok())
-            .expect("the edge's port");
-        let socket = TcpListener::bind(("127.0.0.1", port)).expect("the edge's port again");
-        let edge = command(
-            launch.runtime,
-            &launch.base,
-            &socket,
-            &launch.vars,
-            launch.sessions_down,
-        );
+        let again = |url: &str| {
+            TcpListener::bind(("127.0.0.1", port_of(url))).expect("the edge's port again")
+        };
+        let socket = again(&self.edge);
+        let twin = self.edge_twin.as_deref().map(again);
+        let edge = command(launch, &socket, twin.as_ref());
         self.spawn("edge", edge);
-        drop(socket);
+        drop((socket, twin));
         let url = format!("{}/healthz", self.edge);
         self.wait_until_healthy(&url)
             .await
@@ -58,16 +58,21 @@ impl super::System {
     }
 }
 
-/// The command that serves the edge on `socket` with `vars`, its files in `base`. With
-/// `sessions_down`, every object call fails (workerd only). workerd is handed the socket
-/// itself, already listening; `wrangler dev` binds the port itself.
+/// The command that serves the edge as `launch` says, on `socket`, and its twin isolate
+/// on `twin` (workerd only). With `sessions_down`, every object call fails (workerd
+/// only). workerd is handed the sockets themselves, already listening; `wrangler dev`
+/// binds the port itself.
 pub(super) fn command(
-    runtime: EdgeRuntime,
-    base: &Path,
+    launch: &Launch,
     socket: &TcpListener,
-    vars: &[(&str, String)],
-    sessions_down: bool,
+    twin: Option<&TcpListener>,
 ) -> Command {
+    let &Launch {
+        runtime,
+        ref base,
+        ref vars,
+        sessions_down,
+    } = launch;
     let root = harness::workspace();
     workerd::build(None).unwrap_or_else(|err| panic!("{err:#}"));
     match runtime {
@@ -82,11 +87,15 @@ pub(super) fn command(
                 objects_down: sessions_down,
                 inspector: None,
                 driver: None,
+                twin,
             };
             workerd::command(&worker, socket).unwrap_or_else(|err| panic!("{err:#}"))
         }
         EdgeRuntime::WranglerDev => {
-            assert!(!sessions_down, "sessions_down is served under workerd only");
+            assert!(
+                !sessions_down && twin.is_none(),
+                "sessions_down and a twin are served under workerd only"
+            );
             let port = socket.local_addr().expect("a bound socket").port();
             wrangler_dev(&root, base, port, vars)
         }

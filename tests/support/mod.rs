@@ -54,10 +54,15 @@ pub struct EdgeSetup {
     /// Bind the edge's object namespaces to a stand-in Worker whose objects throw, so
     /// every call to them fails: the denylist fail modes are observable.
     pub sessions_down: bool,
+    /// Serve a second isolate of the edge ([`System::edge_twin`]): another machine of the
+    /// same data centre, with the same objects and cache.
+    pub twin: bool,
 }
 
 pub struct System {
     pub edge: String,
+    /// The edge's twin isolate, where [`EdgeSetup::twin`] asked for one.
+    pub edge_twin: Option<String>,
     pub origin: String,
     pub origin_metrics: String,
     /// The origin's operator listener (`ORIGIN_ADMIN_LISTEN`): every `/admin/…` route.
@@ -194,6 +199,7 @@ impl System {
         let origin = format!("http://127.0.0.1:{origin_port}");
         let mut system = System {
             edge: format!("http://127.0.0.1:{edge_port}"),
+            edge_twin: None,
             origin: origin.clone(),
             origin_metrics: format!("http://127.0.0.1:{metrics_port}"),
             origin_admin: format!("http://127.0.0.1:{admin_port}"),
@@ -289,13 +295,21 @@ impl System {
             vars.retain(|(known, _)| known != name);
             vars.push((*name, value.clone()));
         }
-        let edge = edge::command(
-            edge_runtime,
-            &base,
-            &edge_socket,
-            &vars,
-            setup.sessions_down,
-        );
+        let launch = edge::Launch {
+            runtime: edge_runtime,
+            base,
+            vars,
+            sessions_down: setup.sessions_down,
+        };
+        let twin_socket = match setup.twin {
+            true => Some(held_socket().map_err(|err| err.to_string())?),
+            false => None,
+        };
+        if let Some(twin) = &twin_socket {
+            let port = twin.local_addr().expect("a bound socket").port();
+            system.edge_twin = Some(format!("http://127.0.0.1:{port}"));
+        }
+        let edge = edge::command(&launch, &edge_socket, twin_socket.as_ref());
         // workerd listens on the socket itself, so it stays open until workerd runs;
         // wrangler dev binds the port on its own, so it is closed first.
         let held = match edge_runtime {
@@ -306,13 +320,8 @@ impl System {
             }
         };
         system.spawn("edge", edge);
-        drop(held);
-        system.edge_launch = Some(edge::Launch {
-            runtime: edge_runtime,
-            base,
-            vars,
-            sessions_down: setup.sessions_down,
-        });
+        drop((held, twin_socket));
+        system.edge_launch = Some(launch);
 
         system
             .wait_until_healthy(&format!("{}/healthz", system.edge))

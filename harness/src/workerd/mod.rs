@@ -15,11 +15,12 @@
 //! its port between finding it free and binding it (seen: workerd failed with "Address
 //! already in use" while another test's origin answered the edge's `/healthz`).
 
+mod beside;
 mod config;
 
 use std::collections::BTreeSet;
 use std::net::TcpListener;
-use std::os::fd::AsRawFd as _;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,6 +49,9 @@ pub struct Worker<'a> {
     pub inspector: Option<u16>,
     /// A second Worker beside it that calls its objects directly.
     pub driver: Option<Driver<'a>>,
+    /// Serve a second isolate of the Worker on this socket (held open, as the Worker's
+    /// own): another machine of the same data centre, sharing its objects and cache.
+    pub twin: Option<&'a TcpListener>,
 }
 
 /// The open files a workerd may have: each object keeps its SQLite files open while it
@@ -77,6 +81,11 @@ pub fn command(worker: &Worker<'_>, socket: &TcpListener) -> anyhow::Result<Comm
         durable_objects: worker.durable_objects,
         objects_down: worker.objects_down,
         driver: worker.driver,
+        twin: worker
+            .twin
+            .map(TcpListener::local_addr)
+            .transpose()?
+            .map(|address| address.port()),
     });
     std::fs::write(&config, text)?;
     let mut command = Command::new(binary());
@@ -86,13 +95,19 @@ pub fn command(worker: &Worker<'_>, socket: &TcpListener) -> anyhow::Result<Comm
     }
     let fd = socket.as_raw_fd();
     command.arg(format!("--socket-fd=http={fd}"));
+    let twin_fd = worker.twin.map(AsRawFd::as_raw_fd);
+    if let Some(twin_fd) = twin_fd {
+        command.arg(format!("--socket-fd=twin={twin_fd}"));
+    }
     // SAFETY: between fork and exec only fcntl and setrlimit/getrlimit, which are
-    // async-signal-safe: the socket is kept open across exec for workerd to listen on,
+    // async-signal-safe: the sockets are kept open across exec for workerd to listen on,
     // and the open-file limit raised as far as allowed.
     unsafe {
         command.pre_exec(move || {
-            if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
-                return Err(std::io::Error::last_os_error());
+            for fd in std::iter::once(fd).chain(twin_fd) {
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             let most = libc::rlimit {
                 rlim_cur: OPEN_FILES,

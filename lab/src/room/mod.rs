@@ -76,6 +76,7 @@ impl Room {
                     port: self.driver,
                     module: DRIVER,
                 }),
+                twin: None,
             },
             &socket,
         )?;
