@@ -42,6 +42,11 @@ impl super::System {
     /// Durable Object restarts from what it stored.
     pub async fn restart_edge(&mut self) {
         self.kill("edge");
+        self.start_edge_again().await;
+    }
+
+    /// Starts the edge again, after [`System::kill`], on the same port and storage.
+    pub async fn start_edge_again(&mut self) {
         let launch = self.edge_launch.as_ref().expect("a system with an edge");
         let again = |url: &str| {
             TcpListener::bind(("127.0.0.1", port_of(url))).expect("the edge's port again")
@@ -55,6 +60,25 @@ impl super::System {
         self.wait_until_healthy(&url)
             .await
             .unwrap_or_else(|failure| panic!("the edge did not restart: {failure}"));
+    }
+
+    /// The SQLite files of the edge's objects of `class` (workerd only): one per object
+    /// that has stored anything (not workerd's own `metadata.sqlite`).
+    pub fn edge_object_files(&self, class: &str) -> Vec<std::path::PathBuf> {
+        let launch = self.edge_launch.as_ref().expect("a system with an edge");
+        let folder = launch
+            .base
+            .join("edge/durable-objects")
+            .join(format!("worker-{class}"));
+        let mut files: Vec<_> = fs::read_dir(&folder)
+            .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "sqlite"))
+            .filter(|path| !path.ends_with("metadata.sqlite"))
+            .collect();
+        files.sort();
+        files
     }
 }
 
