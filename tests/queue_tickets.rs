@@ -164,23 +164,32 @@ async fn a_crowd_polling_with_tickets_costs_the_room_one_snapshot_a_second() {
         .to_owned();
     let before = health(&system, &system.edge).await;
     let started = Instant::now();
-    for _ in 0..200 {
-        let answer = poll_with(&system, &token, &ticket).await;
-        assert_eq!(answer.status(), StatusCode::OK);
-    }
+    // 16 at once for 3 s: one poll refreshes the copy as it ages while the others read
+    // it (a fetch each would be 16 a second).
+    let lanes = (0..16).map(|_| async {
+        let mut polled = 0;
+        while started.elapsed() < Duration::from_secs(3) {
+            let answer = poll_with(&system, &token, &ticket).await;
+            let status = answer.status();
+            assert_eq!(status, StatusCode::OK, "{}", system.log("edge"));
+            polled += 1;
+        }
+        polled
+    });
+    let polled: u64 = futures_util::future::join_all(lanes).await.iter().sum();
     let elapsed = started.elapsed();
     let after = health(&system, &system.edge).await;
     let grew = |name: &str| count(&after, name) - count(&before, name);
     let (read, fetched) = (grew("snapshotsRead"), grew("snapshotsFetched"));
-    println!("200 ticket polls in {elapsed:?}: {fetched} snapshots fetched from the room");
-    assert_eq!(read, 200, "every poll was answered from a snapshot");
+    println!("{polled} ticket polls in {elapsed:?}: {fetched} snapshots fetched from the room");
+    assert_eq!(read, polled, "every poll was answered from a snapshot");
     assert_eq!(
         grew("roomCalls"),
         fetched,
         "the room was called for its snapshot only"
     );
     assert!(
-        fetched <= elapsed.as_secs() + 1,
+        fetched <= 2 * elapsed.as_secs() + 1,
         "{fetched} fetches in {elapsed:?}"
     );
 }

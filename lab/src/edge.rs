@@ -190,17 +190,10 @@ impl Edge {
         Ok(token.to_owned())
     }
 
-    /// The CPU time workerd has used so far, all its threads together (Linux
-    /// `/proc/{pid}/task/*/schedstat`); `None` where that cannot be read.
+    /// The CPU time workerd has used so far, all its threads together; `None` where that
+    /// cannot be read.
     pub fn cpu_time(&self) -> Option<Duration> {
-        let pid = self.services.pid(WORKERD)?;
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-        let nanos = tasks
-            .flatten()
-            .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
-            .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
-            .sum();
-        Some(Duration::from_nanos(nanos))
+        crate::process::cpu_time(self.services.pid(WORKERD)?)
     }
 
     /// What workerd has written so far.

@@ -16,6 +16,7 @@ mod edge;
 mod experiments;
 mod load;
 mod observe;
+mod process;
 mod room;
 mod stack;
 mod stats;

@@ -351,6 +351,11 @@ impl System {
         self.services.killer(name).expect("a service")
     }
 
+    /// What service `name` has logged so far.
+    pub fn log(&self, name: &str) -> String {
+        self.services.log(name)
+    }
+
     /// Kills one service (`gateway-sim`, `origin` or `edge`) and waits until it is gone.
     pub fn kill(&mut self, name: &str) {
         self.services.kill(name).expect("a service");

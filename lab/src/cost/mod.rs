@@ -8,7 +8,7 @@
 //! request ([`measure`]). The edge runs three times, once per rate-limit setting a row
 //! needs; the origin and the simulator behind it are release builds.
 
-mod measure;
+pub mod measure;
 pub mod profile;
 mod table;
 
@@ -51,7 +51,7 @@ const BUYERS: u64 = 16;
 /// Limits no row reaches, so a row shows what the route costs when it is admitted. Kept
 /// as low as that allows: the first round's windows reserved memory for their whole
 /// limit, which a million a second per user would exhaust.
-const OPEN_LIMITS: &str = "POST /payments/confirm user=1000/1s global=100000/1s, \
+pub const OPEN_LIMITS: &str = "POST /payments/confirm user=1000/1s global=100000/1s, \
                            POST /queue/*/enter user=100/1s global=100000/1s";
 const USER_WINDOW: &str = "POST /payments/confirm user=5/1s global=100000/1s";
 const GLOBAL_WINDOW: &str = "POST /payments/confirm user=1000/1s global=1/10m";
@@ -227,7 +227,8 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
 /// The lab's client: [`CONCURRENCY`] connections kept, none reused once idle for 500 ms
 /// (workerd closes idle connections on its own schedule, and a request sent on one as it
 /// closes gets no answer), none waiting more than 30 s.
-fn client() -> anyhow::Result<reqwest::Client> {
+/// The client of every row: connections kept, but not past workerd's own idle timeout.
+pub fn client() -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .pool_max_idle_per_host(CONCURRENCY * 2)
         .pool_idle_timeout(Duration::from_millis(500))

@@ -1,0 +1,29 @@
+//! What `/proc` says of a process the lab started: its CPU time and resident memory.
+
+use std::time::Duration;
+
+/// The CPU time process `pid` has used so far, all its threads together (Linux
+/// `/proc/{pid}/task/*/schedstat`); `None` where that cannot be read.
+pub fn cpu_time(pid: u32) -> Option<Duration> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let nanos = tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Some(Duration::from_nanos(nanos))
+}
+
+/// Process `pid`'s resident memory (`VmRSS`), in MB.
+pub fn resident_mb(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}

@@ -1,0 +1,69 @@
+// Prints the V8 heap of a workerd service's isolate, as JSON, through workerd's inspector
+// (`--inspector-addr`): `lab room` reads the edge's with it.
+//
+//   node --experimental-websocket scripts/isolate-heap.mjs 127.0.0.1:9229 SERVICE URL
+//
+// workerd handles inspector messages only while the isolate runs, so once they are sent
+// the script requests URL (one of the service's own routes, e.g. its /healthz).
+// It prints {"usedBytes", "totalBytes", "embedderBytes", "backingStorageBytes"} from
+// Runtime.getHeapUsage after a full collection (HeapProfiler.collectGarbage): what the
+// isolate holds, not garbage not yet collected. ArrayBuffers' backing stores — the
+// Worker's WebAssembly memory among them — are outside `usedBytes`, in
+// `backingStorageBytes`.
+
+const [address, service, poke] = process.argv.slice(2);
+if (!address || !service || !poke) {
+  console.error("usage: isolate-heap.mjs HOST:PORT SERVICE URL");
+  process.exit(2);
+}
+
+const targets = (await (await fetch(`http://${address}/json/list`)).json())
+  .filter((t) => t.webSocketDebuggerUrl && t.id === service);
+if (targets.length !== 1) {
+  console.error(`no inspectable isolate of ${service} at ${address}`);
+  process.exit(1);
+}
+
+for (const target of targets) {
+  const socket = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = () => reject(new Error("the inspector refused the connection"));
+  });
+  let next = 1;
+  const pending = new Map();
+  socket.onmessage = (event) => {
+    const message = JSON.parse(event.data);
+    const waiting = pending.get(message.id);
+    if (waiting) {
+      pending.delete(message.id);
+      message.error ? waiting.reject(new Error(message.error.message)) : waiting.resolve(message.result);
+    }
+  };
+  const send = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      pending.set(id, { resolve, reject });
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  // Sent together, handled in order.
+  send("HeapProfiler.enable");
+  send("HeapProfiler.collectGarbage");
+  let usage = null;
+  send("Runtime.getHeapUsage").then((result) => (usage = result));
+  for (let tries = 0; usage === null; tries++) {
+    if (tries === 100) {
+      console.error(`${service}'s isolate did not answer its inspector`);
+      process.exit(1);
+    }
+    await (await fetch(poke)).arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  socket.close();
+  console.log(JSON.stringify({
+    usedBytes: usage.usedSize,
+    totalBytes: usage.totalSize,
+    embedderBytes: usage.embedderHeapUsedSize ?? null,
+    backingStorageBytes: usage.backingStorageSize ?? null,
+  }));
+}
