@@ -1,7 +1,8 @@
 //! Every refusal the edge gives, and its one mapping to HTTP.
 //!
-//! Bodies are always `{"code": "...", "message": "..."}`. Internal causes go to the log
-//! and never into a body.
+//! Bodies are always `{"code": "...", "message": "..."}`, with the few fields a refusal
+//! names beside them (`NOT_OPEN_YET`'s times). Internal causes go to the log and never
+//! into a body.
 
 use rules::confirm::InvalidConfirm;
 use serde::Serialize;
@@ -15,12 +16,16 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub headers: Vec<(&'static str, String)>,
+    /// Fields of the body beside `code` and `message`.
+    pub fields: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Serialize)]
 struct Body<'a> {
     code: &'a str,
     message: &'a str,
+    #[serde(flatten)]
+    fields: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 impl ApiError {
@@ -30,7 +35,14 @@ impl ApiError {
             code,
             message: message.into(),
             headers: Vec::new(),
+            fields: serde_json::Map::new(),
         }
+    }
+
+    /// A field of the body beside `code` and `message`.
+    pub fn with_field(mut self, name: &str, value: serde_json::Value) -> Self {
+        self.fields.insert(name.to_owned(), value);
+        self
     }
 
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
@@ -64,6 +76,7 @@ impl ApiError {
         let response = Response::from_json(&Body {
             code: self.code,
             message: &self.message,
+            fields: &self.fields,
         })?
         .with_status(self.status);
         if self.status == 401 {

@@ -18,6 +18,8 @@
 //! - [`rate_windows`] — sliding windows kept by a Durable Object (SQLite-backed).
 //! - [`global_limiter`] — the `GlobalLimiter` Durable Object, one per route and shard.
 //! - [`queue`] — the `WaitingRoom` Durable Object: one first-come line per event.
+//! - [`directory`] — the `EventDirectory` Durable Object: which events operators gated
+//!   at run time.
 //! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
 //! - [`durable_call`] — one JSON call from the Worker to a Durable Object.
 //! - [`alarm`] — Durable Object alarms, set at a time (never as an offset by mistake).
@@ -31,6 +33,7 @@ pub mod auth;
 pub mod body;
 pub mod clock;
 pub mod config;
+pub mod directory;
 pub mod durable_call;
 pub mod error;
 pub mod global_limiter;
@@ -44,6 +47,7 @@ pub mod rate_windows;
 pub mod routes;
 pub mod session;
 
+pub use directory::object::EventDirectory;
 pub use global_limiter::object::GlobalLimiter;
 pub use queue::object::WaitingRoom;
 pub use session::object::UserSession;

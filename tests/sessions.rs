@@ -15,6 +15,7 @@ use support::{EdgeSetup, System};
 #[tokio::test]
 async fn a_password_change_ends_every_session_at_the_edge() {
     let mut system = System::start().await;
+    system.unset_origin_env("EDGE_URL");
     system.add_user("alice", PASSWORD);
     let first = pair(login(&system, "alice", PASSWORD).await).await;
     let second = pair(login(&system, "alice", PASSWORD).await).await;

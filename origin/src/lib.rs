@@ -8,7 +8,8 @@
 //!   signed callbacks), [`routes::admin`] and [`routes::reconciliations`] (operator
 //!   routes behind `OPERATOR_TOKEN`); [`state`] — what every handler is given.
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
-//! - [`edge_sessions`] — telling the edge to end a user's sessions (a signed call).
+//! - [`edge`] — what the origin asks of the edge, signed: ending a user's sessions, a
+//!   drop's room.
 //! - [`operator_auth`] — the operator routes' bearer token, and its failed-attempt
 //!   throttle.
 //! - [`idempotency`] — Idempotency-Key claims, replays and their retention.
@@ -35,7 +36,7 @@
 pub mod clock;
 pub mod config;
 pub mod crypto;
-pub mod edge_sessions;
+pub mod edge;
 pub mod edge_signature;
 pub mod error;
 pub mod gateway;

@@ -287,7 +287,7 @@ async fn end_sessions(store: &dyn origin::store::Store, name: &str) -> anyhow::R
         .user_by_name(&username)
         .await?
         .with_context(|| format!("no user `{username}`"))?;
-    let edge = origin::edge_sessions::Edge::from_env(|name| std::env::var(name).ok())?;
+    let edge = origin::edge::Edge::from_env(|name| std::env::var(name).ok())?;
     edge.end_sessions(&user.id, origin::clock::now_ms()).await?;
     println!("ended every session of user {username} at the edge");
     Ok(())

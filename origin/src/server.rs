@@ -96,6 +96,12 @@ pub async fn serve(
         login_capacity: Capacity::new(config.max_concurrent_logins),
         recovery: recovery.clone(),
         callback_secret: config.callback_secret.as_deref().map(Arc::from),
+        edge_calls: match std::env::var("EDGE_URL") {
+            Ok(_) => Some(Arc::new(crate::edge::Edge::from_env(|name| {
+                std::env::var(name).ok()
+            })?)),
+            Err(_) => None,
+        },
     };
     // The operator's setting is in force before the first request is served.
     if let Ok(Some(control)) = store.breaker_control(APPROVE_GUARD).await {

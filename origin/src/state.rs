@@ -33,4 +33,6 @@ pub struct AppState {
     pub recovery: Arc<Recovery>,
     /// `GATEWAY_CALLBACK_SECRET`; `None` refuses every callback.
     pub callback_secret: Option<Arc<[u8]>>,
+    /// The edge, for the drops' rooms (`EDGE_URL`); `None` refuses to define one.
+    pub edge_calls: Option<Arc<crate::edge::Edge>>,
 }

@@ -56,6 +56,7 @@ static ALLOCATOR: Counting = Counting;
 const CONFIG: QueueConfig = QueueConfig {
     admit_limit: 100,
     pass_ttl_ms: 600_000,
+    admit_per_minute: None,
 };
 const NOW: i64 = 1_000;
 const BATCH: u64 = 1_000;

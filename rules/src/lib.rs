@@ -22,6 +22,7 @@ pub mod callback;
 pub mod confirm;
 pub mod credentials;
 mod dotted;
+pub mod drop;
 pub mod expiring;
 pub mod login_limit;
 pub mod paused;

@@ -2,7 +2,9 @@
 
 use std::cell::Cell;
 
-use super::protocol::{Entered, PassClaim, Placement, RoomRequest};
+use rules::drop::RoomUpdate;
+
+use super::protocol::{Configured, Entered, PassClaim, Placement, Report, RoomRequest};
 use crate::durable_call::{call_object, call_object_for_body, tell_object, ObjectUnavailable};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
@@ -43,6 +45,25 @@ pub async fn pause_payments(
         &RoomRequest::PausePayments { for_ms },
     )
     .await
+}
+
+/// Hands the room of `event_id` an operator's settings for its drop.
+pub async fn configure(
+    env: &worker::Env,
+    event_id: &str,
+    update: &RoomUpdate,
+) -> Result<Configured, ObjectUnavailable> {
+    counted();
+    let request = RoomRequest::Configure {
+        update: update.clone(),
+    };
+    call_object(env, BINDING, event_id, &request).await
+}
+
+/// The room of `event_id`, for operators.
+pub async fn report(env: &worker::Env, event_id: &str) -> Result<Report, ObjectUnavailable> {
+    counted();
+    call_object(env, BINDING, event_id, &RoomRequest::Report).await
 }
 
 /// The room of `event_id`'s snapshot, encoded (`rules::queue::snapshot`).

@@ -4,6 +4,8 @@
 //! - [`object`] — the Durable Object: the in-memory index (`rules::queue::EventQueue`)
 //!   rebuilt from its storage ([`storage`], the truth) when the object starts, an alarm
 //!   that expires unused passes, and the line's snapshot.
+//! - `opening` — a drop defined at run time, in its room: settings, prequeue, draw,
+//!   report.
 //! - [`client`] — the Worker's side.
 //! - [`snapshots`] — the Worker's copy of each room's snapshot, at most a second old, and
 //!   the ticket holders' polls answered from it; [`shared_snapshots`] — the copies a data
@@ -11,6 +13,7 @@
 
 pub mod client;
 pub mod object;
+mod opening;
 pub mod protocol;
 pub mod shared_snapshots;
 pub mod snapshots;

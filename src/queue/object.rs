@@ -10,7 +10,9 @@
 //! payments are paused (its PG breaker is open), the room holds: no new pass, live passes
 //! extended, confirms refused. Its line is published as a snapshot
 //! (`rules::queue::snapshot`), rebuilt only after a change, from which the Worker answers
-//! ticket holders' polls without calling the room.
+//! ticket holders' polls without calling the room. A drop an operator defined at run
+//! time (`opening.rs`) brings its own limits, a prequeue drawn at its opening, and holds
+//! and closes.
 
 use std::cell::{Cell, RefCell};
 
@@ -21,7 +23,7 @@ use rules::queue::{Change, EventQueue, QueueConfig, Ticket};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::protocol::{Entered, LineState, PassClaim, Placement, RoomRequest};
-use super::storage::RoomStorage;
+use super::storage::{DropState, RoomStorage};
 use crate::alarm;
 use crate::clock::now_ms;
 use crate::config::EdgeConfig;
@@ -34,14 +36,16 @@ const NOBODY: u64 = u64::MAX;
 pub struct WaitingRoom {
     state: State,
     env: Env,
-    storage: RoomStorage,
+    pub(super) storage: RoomStorage,
     /// Built from storage on the first call after the object starts.
     line: RefCell<Option<EventQueue>>,
-    rate: RefCell<AdmissionRate>,
+    pub(super) rate: RefCell<AdmissionRate>,
     /// Grows with every change written: the snapshot's version.
     version: Cell<u64>,
     /// The latest snapshot, while no change has been written since.
     snapshot: RefCell<Option<Snapshot>>,
+    /// The drop's settings and draw, read from storage on the first call.
+    pub(super) drop: RefCell<Option<DropState>>,
 }
 
 impl DurableObject for WaitingRoom {
@@ -55,6 +59,7 @@ impl DurableObject for WaitingRoom {
             rate: RefCell::new(AdmissionRate::new()),
             version: Cell::new(0),
             snapshot: RefCell::new(None),
+            drop: RefCell::new(None),
         }
     }
 
@@ -62,8 +67,18 @@ impl DurableObject for WaitingRoom {
         let request: RoomRequest = read_call(&req)?;
         let now = now_ms();
         let config = self.config()?;
-        if let RoomRequest::Snapshot = request {
-            return self.snapshot(config, now).await;
+        self.open_if_due(config, now).await?;
+        match &request {
+            RoomRequest::Snapshot => return self.snapshot(config, now).await,
+            RoomRequest::Configure { update } => return self.configure(update, now).await,
+            RoomRequest::Report => return self.report(config, now),
+            RoomRequest::Enter { user } | RoomRequest::Status { user } => {
+                let entering = matches!(request, RoomRequest::Enter { .. });
+                if let Some(answer) = self.before_opening(user, entering, now)? {
+                    return answer;
+                }
+            }
+            _ => {}
         }
         let entrant = match &request {
             RoomRequest::Enter { user } => Some(user.clone()),
@@ -83,7 +98,9 @@ impl DurableObject for WaitingRoom {
 
     async fn alarm(&self) -> Result<Response> {
         let now = now_ms();
-        let changes = self.with_line(self.config()?, |line| Ok(line.expire(now)))?;
+        let config = self.config()?;
+        self.open_if_due(config, now).await?;
+        let changes = self.with_line(config, |line| Ok(line.expire(now)))?;
         self.persist(&changes, None, now).await?;
         // A fired alarm is spent: it is set again for the next pass even when nothing
         // expired (the pass it was set for left early), or the chain would stop until
@@ -95,7 +112,7 @@ impl DurableObject for WaitingRoom {
 
 impl WaitingRoom {
     /// Runs `f` on the line, restored from storage first if the object just started.
-    fn with_line<T>(
+    pub(super) fn with_line<T>(
         &self,
         config: QueueConfig,
         f: impl FnOnce(&mut EventQueue) -> Result<T>,
@@ -126,6 +143,7 @@ impl WaitingRoom {
                     placement: self.placement(ticket.as_ref(), config, line, now),
                     seq: ticket.map(|ticket| ticket.seq),
                     room: self.storage.identity()?,
+                    not_open: None,
                 };
                 (reply(&entered), changes)
             }
@@ -136,6 +154,7 @@ impl WaitingRoom {
                 (reply(&placement), changes)
             }
             RoomRequest::Leave { user } | RoomRequest::Consume { user } => {
+                self.storage.unprequeue(&user)?;
                 (done(), line.leave(seq_of(&user)?.unwrap_or(NOBODY), now))
             }
             RoomRequest::ClaimPass { user, order_id } => {
@@ -157,9 +176,9 @@ impl WaitingRoom {
                 let for_ms = i64::try_from(for_ms.min(MAX_PAUSE_MS)).unwrap_or(0);
                 (done(), line.pause(now, now.saturating_add(for_ms)))
             }
-            // Answered by `snapshot`, with a body rather than a header.
-            RoomRequest::Snapshot => (
-                Err(worker::Error::RustError("a snapshot is not a call".into())),
+            // Answered before the line is asked (`fetch`).
+            RoomRequest::Snapshot | RoomRequest::Configure { .. } | RoomRequest::Report => (
+                Err(worker::Error::RustError("answered apart".into())),
                 Vec::new(),
             ),
         })
@@ -167,7 +186,7 @@ impl WaitingRoom {
 
     /// The line's snapshot as of `now`, encoded: rebuilt when a change was written since
     /// the last one, or the pause it shows has ended.
-    async fn snapshot(&self, config: QueueConfig, now: i64) -> Result<Response> {
+    pub(super) async fn snapshot(&self, config: QueueConfig, now: i64) -> Result<Response> {
         let changes = self.with_line(config, |line| Ok(line.expire(now)))?;
         self.persist(&changes, None, now).await?;
         let mut cached = self.snapshot.borrow_mut();
@@ -192,18 +211,36 @@ impl WaitingRoom {
         Response::from_bytes(snapshot.unwrap_or_default())
     }
 
-    fn config(&self) -> Result<QueueConfig> {
+    /// The line's limits: the drop's settings, else the edge's defaults.
+    pub(super) fn config(&self) -> Result<QueueConfig> {
         let config =
             EdgeConfig::of(&self.env).map_err(|err| worker::Error::RustError(err.to_string()))?;
+        let settings =
+            self.with_drop(|drop| Ok(drop.update.as_ref().map(|u| u.settings.clone())))?;
+        let settings = settings.unwrap_or_default();
         Ok(QueueConfig {
-            admit_limit: config.queue_admit_limit,
-            pass_ttl_ms: config.queue_pass_ttl_secs * 1000,
+            admit_limit: settings.admit_limit.unwrap_or(config.queue_admit_limit),
+            pass_ttl_ms: settings
+                .pass_ttl_seconds
+                .map_or(config.queue_pass_ttl_secs, i64::from)
+                * 1000,
+            admit_per_minute: settings.admit_per_minute,
         })
+    }
+
+    /// Runs `f` on the drop's state, read from storage first if the object just started.
+    pub(super) fn with_drop<T>(&self, f: impl FnOnce(&mut DropState) -> Result<T>) -> Result<T> {
+        let mut guard = self.drop.borrow_mut();
+        let drop = match guard.as_mut() {
+            Some(drop) => drop,
+            None => guard.insert(self.storage.drop_state()?),
+        };
+        f(drop)
     }
 
     /// The answer for `ticket`, or for a newcomer turned away from a sold-out line
     /// (`None`: position 0, not admitted), at `now`.
-    fn placement(
+    pub(super) fn placement(
         &self,
         ticket: Option<&Ticket>,
         config: QueueConfig,
@@ -217,14 +254,23 @@ impl WaitingRoom {
             admit_limit: config.admit_limit,
             sold_out: line.is_sold_out(),
             paused_until: line.paused_until(now),
+            held: line.is_held(),
+            closed: line.is_closed(),
             rate_per_second: self.rate.borrow().per_second(),
         };
-        Placement::of(position, admitted, pass_expires_at, state, now)
+        let mut placement = Placement::of(position, admitted, pass_expires_at, state, now);
+        placement.event_name = self.event_name();
+        placement
     }
 
     /// Writes `changes` (`entrant` took the arrival number of a newcomer, if any), feeds
     /// the admission rate, and keeps the alarm at the earliest pass expiry.
-    async fn persist(&self, changes: &[Change], entrant: Option<&str>, now: i64) -> Result<()> {
+    pub(super) async fn persist(
+        &self,
+        changes: &[Change],
+        entrant: Option<&str>,
+        now: i64,
+    ) -> Result<()> {
         // Only a change can move the earliest expiry: a plain poll touches no storage.
         if changes.is_empty() {
             return Ok(());
@@ -234,19 +280,33 @@ impl WaitingRoom {
             let line = line
                 .as_ref()
                 .ok_or_else(|| worker::Error::RustError("changes of no line".into()))?;
-            self.storage.write(changes, entrant, line)?
+            self.storage.write(changes, entrant, line, now)?
         };
-        self.version.set(self.version.get() + 1);
+        self.changed();
         if changes.iter().any(|c| matches!(c, Change::Removed { .. })) && issued > 0 {
             self.rate.borrow_mut().record(now, issued);
         }
         self.keep_alarm().await
     }
 
-    /// Keeps the alarm at the earliest pass expiry, or the end of a pause that holds
-    /// passes back.
-    async fn keep_alarm(&self) -> Result<()> {
-        let next = self.line.borrow().as_ref().and_then(EventQueue::next_wake);
+    /// A change was written: the snapshot is to be rebuilt.
+    pub(super) fn changed(&self) {
+        self.version.set(self.version.get() + 1);
+    }
+
+    /// Keeps the alarm at the earliest pass expiry, the moment passes held back may flow,
+    /// or the drop's opening, whichever is first.
+    pub(super) async fn keep_alarm(&self) -> Result<()> {
+        let now = now_ms();
+        let wake = self
+            .line
+            .borrow()
+            .as_ref()
+            .and_then(|line| line.next_wake(now));
+        let next = match (wake, self.opening_ahead()?) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         match next {
             Some(at) => alarm::no_later_than(&self.state.storage(), at).await,
             None => Ok(()),

@@ -1,5 +1,6 @@
 //! What the Worker asks an event's waiting room, and what it answers.
 
+use rules::drop::RoomUpdate;
 use rules::paused;
 use rules::queue::eta::advice;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,59 @@ pub enum RoomRequest {
     PausePayments { for_ms: u64 },
     /// The line as a `rules::queue::snapshot::Snapshot`, encoded, in the answer's body.
     Snapshot,
+    /// The origin's settings for the drop (signed by it; checked by the Worker and the
+    /// room): applied at once unless an update as new or newer was. Answers [`Report`].
+    Configure { update: RoomUpdate },
+    /// The room's state for operators: answers [`Report`].
+    Report,
+}
+
+/// The answer to [`RoomRequest::Configure`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(
+    tag = "outcome",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Configured {
+    /// Applied: the room as it is now.
+    Applied(Report),
+    /// An update as new or newer was applied before: this one changes nothing.
+    Stale { version: u64 },
+    /// Refused, naming the field.
+    Refused { field: String, message: String },
+}
+
+/// An enter before the room takes anyone: when it opens, and from when its prequeue does.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotOpen {
+    pub opens_at: i64,
+    pub prequeue_from: Option<i64>,
+}
+
+/// The room for the people running the drop.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// In line without a live pass.
+    pub waiting: u64,
+    pub prequeued: u64,
+    pub passes_live: u64,
+    pub passes_issued_last_minute: u64,
+    /// Admissions per minute lately, if known.
+    pub admissions_per_minute: Option<f64>,
+    pub sold_out: bool,
+    /// Held by an operator.
+    pub paused: bool,
+    pub closed: bool,
+    pub opens_at: Option<i64>,
+    /// The draw's seed (hex) once drawn, when, and how many it placed.
+    pub draw_seed: Option<String>,
+    pub drawn_at: Option<i64>,
+    pub drawn: Option<i64>,
+    /// The update in force: its version (0: none, the defaults).
+    pub version: u64,
 }
 
 /// The answer to [`RoomRequest::Enter`]: the placement, and what the Worker signs into
@@ -40,6 +94,9 @@ pub struct Entered {
     pub placement: Placement,
     pub seq: Option<u64>,
     pub room: u64,
+    /// Set when the room takes nobody yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_open: Option<NotOpen>,
 }
 
 /// Where a user stands in a room: `QueueStatus` of API.md without the event id, which
@@ -64,9 +121,22 @@ pub struct Placement {
     /// extended, and nobody new is admitted until `pausedUntil`. Absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub paused: bool,
-    /// When the pause is expected to end (epoch ms).
+    /// When the pause is expected to end (epoch ms); absent while an operator holds the
+    /// room (`paused` without a time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_until: Option<i64>,
+    /// In the prequeue: no position until the draw at `opensAt`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prequeued: bool,
+    /// The opening (epoch ms), while it is ahead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opens_at: Option<i64>,
+    /// The drop is over: newcomers are turned away and no pass is issued.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closed: bool,
+    /// The event's name, where an operator gave one (on answers from the room).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_name: Option<String>,
 }
 
 /// The answer to [`RoomRequest::ClaimPass`].
@@ -89,6 +159,9 @@ pub struct LineState {
     pub admit_limit: u32,
     pub sold_out: bool,
     pub paused_until: Option<i64>,
+    /// Held by an operator.
+    pub held: bool,
+    pub closed: bool,
     pub rate_per_second: Option<f64>,
 }
 
@@ -122,8 +195,32 @@ impl Placement {
             eta_seconds: advice.eta_seconds,
             poll_after_seconds,
             sold_out: line.sold_out,
-            paused: line.paused_until.is_some(),
+            paused: line.paused_until.is_some() || line.held,
             paused_until: line.paused_until,
+            prequeued: false,
+            opens_at: None,
+            closed: line.closed,
+            event_name: None,
+        }
+    }
+
+    /// A prequeued user's answer: no position until the draw at `opens_at`, polled again
+    /// by then (at most a minute from `now`).
+    pub fn prequeued(opens_at: i64, now: i64) -> Self {
+        let until = u64::try_from((opens_at - now).max(0) / 1000).unwrap_or(0);
+        Placement {
+            position: 0,
+            admitted: false,
+            pass_expires_at: None,
+            eta_seconds: None,
+            poll_after_seconds: until.clamp(1, 60),
+            sold_out: false,
+            paused: false,
+            paused_until: None,
+            prequeued: true,
+            opens_at: Some(opens_at),
+            closed: false,
+            event_name: None,
         }
     }
 }

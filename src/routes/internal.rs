@@ -6,6 +6,14 @@
 //!   began before `before` (epoch ms) ends — what a password change or `origin user
 //!   revoke-sessions` asks. The body fixes the moment, so a replay within the
 //!   signature's freshness ends nothing begun since.
+//! - `POST /internal/rooms/{eventId}` `RoomUpdate`: an operator's settings for the drop
+//!   (`rules::drop`), applied by its room at once and recorded in the event directory
+//!   (whether confirms need a pass). Versioned: an older version changes nothing, and
+//!   the same version sent again (a retry) is applied once and answered again.
+//! - `POST /internal/rooms/{eventId}/report`: the room, for operators.
+//!
+//! Only the origin holds the key these are signed with: a room's settings that the
+//! origin did not sign are refused (401 `SIGNATURE_INVALID`).
 
 use rules::signing::{
     SignedRequest, MAX_SKEW_MS, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, USER_HEADER,
@@ -13,9 +21,15 @@ use rules::signing::{
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
+use rules::confirm::check_event_id;
+use rules::drop::RoomUpdate;
+
 use crate::body::read_body;
 use crate::config::EdgeConfig;
+use crate::directory;
 use crate::error::ApiError;
+use crate::queue::client as room;
+use crate::queue::protocol::Configured;
 use crate::session::client::UserSessionClient;
 
 #[derive(Deserialize)]
@@ -51,6 +65,81 @@ pub async fn end_sessions(
         .map_err(super::auth::session_unavailable)?;
     worker::console_log!("every session of {user_id} begun before {before} ended");
     Ok(Response::empty()?.with_status(204))
+}
+
+/// `POST /internal/rooms/{eventId}` (signed by the origin): 200 the room's [`Report`]
+/// once applied; 400 `INVALID_SETTING` naming the field; 409 `STALE_VERSION` when a newer
+/// version is in force; 401 `SIGNATURE_INVALID`; 503 `QUEUE_UNAVAILABLE`.
+///
+/// [`Report`]: crate::queue::protocol::Report
+pub async fn configure_room(
+    mut req: Request,
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &str,
+    now_ms: i64,
+) -> Result<Response, ApiError> {
+    check_event_id(event_id)?;
+    let body = read_body(&mut req).await?;
+    verified_user(&req, &body, config, now_ms)?;
+    let update: RoomUpdate = serde_json::from_slice(&body).map_err(|err| {
+        ApiError::bad_request("INVALID_REQUEST", format!("expected a RoomUpdate: {err}"))
+    })?;
+    let unavailable = |err: crate::durable_call::ObjectUnavailable| {
+        worker::console_error!("{err}");
+        ApiError::new(
+            503,
+            "QUEUE_UNAVAILABLE",
+            "the room or the directory cannot answer; send it again",
+        )
+    };
+    let report = match room::configure(env, event_id, &update)
+        .await
+        .map_err(unavailable)?
+    {
+        Configured::Applied(report) => report,
+        // A retry of the update in force: applied once, answered again.
+        Configured::Stale { version } if version == update.version => {
+            room::report(env, event_id).await.map_err(unavailable)?
+        }
+        Configured::Stale { version } => {
+            return Err(ApiError::new(
+                409,
+                "STALE_VERSION",
+                format!("version {version} is in force; send a newer one"),
+            )
+            .with_field("version", version.into()))
+        }
+        Configured::Refused { field, message } => {
+            return Err(
+                ApiError::bad_request("INVALID_SETTING", format!("{field}: {message}"))
+                    .with_field("field", field.into()),
+            )
+        }
+    };
+    directory::client::set(env, event_id, update.settings.gated, update.version)
+        .await
+        .map_err(unavailable)?;
+    worker::console_log!("room {event_id}: version {} applied", update.version);
+    Ok(Response::from_json(&report)?)
+}
+
+/// `POST /internal/rooms/{eventId}/report` (signed by the origin): 200 the room's report.
+pub async fn room_report(
+    mut req: Request,
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &str,
+    now_ms: i64,
+) -> Result<Response, ApiError> {
+    check_event_id(event_id)?;
+    let body = read_body(&mut req).await?;
+    verified_user(&req, &body, config, now_ms)?;
+    let report = room::report(env, event_id).await.map_err(|err| {
+        worker::console_error!("{err}");
+        ApiError::new(503, "QUEUE_UNAVAILABLE", "the room cannot answer")
+    })?;
+    Ok(Response::from_json(&report)?)
 }
 
 /// The user a request signed by the origin names, once its signature holds.

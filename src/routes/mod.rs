@@ -73,6 +73,12 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         (Method::Post, ["internal", "sessions", "end"]) => {
             return internal::end_sessions(req, env, &config, now_ms).await
         }
+        (Method::Post, ["internal", "rooms", event_id]) => {
+            return internal::configure_room(req, env, &config, event_id, now_ms).await
+        }
+        (Method::Post, ["internal", "rooms", event_id, "report"]) => {
+            return internal::room_report(req, env, &config, event_id, now_ms).await
+        }
         (Method::Get, ["auth", "me"]) => Authenticated::Me,
         (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm,
         (Method::Get, ["payments", order_id]) => Authenticated::Payment(order_id),
@@ -86,6 +92,8 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
             ["healthz"]
             | ["auth", "login" | "refresh" | "logout" | "logout-all" | "me"]
             | ["internal", "sessions", "end"]
+            | ["internal", "rooms", _]
+            | ["internal", "rooms", _, "report"]
             | ["payments", _]
             | ["queue", _]
             | ["queue", _, "enter" | "status" | "leave"],

@@ -9,6 +9,7 @@ use worker::{Context, Env, Method, Request, Response};
 
 use crate::body::read_body;
 use crate::config::EdgeConfig;
+use crate::directory;
 use crate::error::ApiError;
 use crate::memory;
 use crate::origin::{OriginAnswer, OriginCall};
@@ -29,10 +30,10 @@ pub async fn confirm(
     let idempotency_key = check_idempotency_key(idempotency_key.as_deref())?;
     let body = read_body(&mut req).await?;
     let confirm = ConfirmRequest::parse(&body)?;
-    let gated = confirm
-        .event_id
-        .as_deref()
-        .filter(|event| config.gated_events.contains(*event));
+    let gated = match confirm.event_id.as_deref() {
+        Some(event_id) if is_gated(env, config, event_id, now_ms).await? => Some(event_id),
+        _ => None,
+    };
     let room = gated.map(|event_id| WaitingRoomClient::new(env, event_id, &caller.sub));
     if let Some(room) = &room {
         if let Some(until) = memory::payments_paused_until(now_ms) {
@@ -73,6 +74,33 @@ pub async fn confirm(
     answer.into_response()
 }
 
+/// Whether confirms for `event_id` need a pass: as an operator set it at run time (the
+/// event directory), else as `GATED_EVENTS` says. Never fails open: when the directory
+/// cannot say for an event `GATED_EVENTS` does not gate, the confirm is refused.
+async fn is_gated(
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &str,
+    now_ms: i64,
+) -> Result<bool, ApiError> {
+    let by_default = config.gated_events.contains(event_id);
+    match directory::client::gating(env, now_ms).await {
+        Ok(gating) => Ok(gating.get(event_id).copied().unwrap_or(by_default)),
+        Err(_) if by_default => Ok(true),
+        Err(err) => Err(admission_unavailable(err)),
+    }
+}
+
+fn admission_unavailable(err: impl std::fmt::Display) -> ApiError {
+    worker::console_error!("admission not checkable, confirm refused: {err}");
+    ApiError::new(
+        503,
+        "QUEUE_UNAVAILABLE",
+        "admission cannot be checked now; try again shortly",
+    )
+    .with_header("retry-after", "2")
+}
+
 /// The gate of a gated event: a live pass of this user, claimed for this order — or no
 /// confirm. It never fails open: a pass that cannot be checked is a refusal.
 async fn claim_pass(
@@ -93,15 +121,7 @@ async fn claim_pass(
             "QUEUE_PASS_IN_USE",
             "your pass is backing another payment; it frees up if that payment fails",
         )),
-        Err(err) => {
-            worker::console_error!("pass not checkable, confirm refused: {err}");
-            Err(ApiError::new(
-                503,
-                "QUEUE_UNAVAILABLE",
-                "admission cannot be checked now; try again shortly",
-            )
-            .with_header("retry-after", "2"))
-        }
+        Err(err) => Err(admission_unavailable(err)),
     }
 }
 
@@ -125,8 +145,18 @@ fn pause_gated_rooms(ctx: &Context, env: &Env, config: &EdgeConfig, now_ms: i64,
         return;
     }
     memory::remember_told_paused(until);
-    let (env, events) = (env.clone(), config.gated_events.clone());
+    let (env, mut events) = (env.clone(), config.gated_events.clone());
     ctx.wait_until(async move {
+        // The events gated at run time too, as far as the directory can say.
+        if let Ok(gating) = directory::client::gating(&env, now_ms).await {
+            for (event_id, gated) in gating.iter() {
+                if *gated {
+                    events.insert(event_id.clone());
+                } else {
+                    events.remove(event_id);
+                }
+            }
+        }
         for event_id in events {
             if let Err(err) = client::pause_payments(&env, &event_id, for_ms).await {
                 worker::console_error!("the queue of {event_id} was not paused: {err}");

@@ -22,7 +22,7 @@ use crate::config::EdgeConfig;
 use crate::durable_call::ObjectUnavailable;
 use crate::error::ApiError;
 use crate::queue::client::WaitingRoomClient;
-use crate::queue::protocol::{LineState, Placement, QueueStatus};
+use crate::queue::protocol::{LineState, NotOpen, Placement, QueueStatus};
 use crate::queue::snapshots;
 
 /// The waiting-room page: no external assets; it reads its event id from its own URL.
@@ -45,6 +45,9 @@ pub async fn enter(
         .enter()
         .await
         .map_err(soft_unavailable)?;
+    if let Some(not_open) = entered.not_open {
+        return Err(not_open_yet(not_open));
+    }
     let ticket = entered.seq.map(|seq| {
         let held = Held {
             room: entered.room,
@@ -97,6 +100,8 @@ pub async fn status_from_ticket(
         admit_limit: snapshot.admit_limit,
         sold_out: snapshot.sold_out,
         paused_until: snapshot.paused_until,
+        held: snapshot.held,
+        closed: snapshot.closed,
         rate_per_second: snapshot.rate_per_second,
     };
     let placement = Placement::of(
@@ -134,6 +139,22 @@ pub async fn status(
         })?),
         None => Err(not_in_queue()),
     }
+}
+
+/// 409 `NOT_OPEN_YET`, with the opening and the prequeue's start (epoch ms).
+fn not_open_yet(not_open: NotOpen) -> ApiError {
+    let message = match not_open.prequeue_from {
+        Some(_) => "this drop's prequeue has not opened yet: enter from prequeueFrom on",
+        None => "this drop has not opened yet: enter from opensAt on",
+    };
+    ApiError::new(409, "NOT_OPEN_YET", message)
+        .with_field("opensAt", not_open.opens_at.into())
+        .with_field(
+            "prequeueFrom",
+            not_open
+                .prequeue_from
+                .map_or(serde_json::Value::Null, Into::into),
+        )
 }
 
 fn not_in_queue() -> ApiError {

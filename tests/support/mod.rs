@@ -237,6 +237,8 @@ impl System {
             ("GATEWAY_CALLBACK_SECRET", CALLBACK_SECRET.to_owned()),
             ("ENCRYPTION_KEKS", ENCRYPTION_KEKS.to_owned()),
             ("ENCRYPTION_CURRENT_KEK", "v1".to_owned()),
+            // The edge is there once started: the origin hands the drops' rooms to it.
+            ("EDGE_URL", system.edge.clone()),
         ];
         system.origin_env = own
             .into_iter()

@@ -22,6 +22,11 @@ impl System {
         self.origin_env.push((name.to_owned(), value.to_owned()));
     }
 
+    /// Unsets variable `name` of the origin's commands (the running origin keeps it).
+    pub fn unset_origin_env(&mut self, name: &str) {
+        self.origin_env.retain(|(known, _)| known != name);
+    }
+
     /// Runs `origin ARGS` with the origin's configuration, whatever comes of it.
     pub fn origin_cli_output(&self, args: &[&str]) -> std::process::Output {
         self.origin_command(args)

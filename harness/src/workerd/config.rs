@@ -8,10 +8,11 @@ use super::beside::{driver_worker, objects_down_worker, twin_worker, Beside};
 
 /// The edge's Durable Object namespaces, (binding, class) (`wrangler.toml`:
 /// `[[durable_objects.bindings]]`, every class in `new_sqlite_classes`).
-pub const EDGE_OBJECTS: [(&str, &str); 3] = [
+pub const EDGE_OBJECTS: [(&str, &str); 4] = [
     ("USER_SESSIONS", "UserSession"),
     ("GLOBAL_LIMITER", "GlobalLimiter"),
     ("WAITING_ROOMS", "WaitingRoom"),
+    ("EVENT_DIRECTORY", "EventDirectory"),
 ];
 
 /// The service whose objects stand in for the Worker's own when
@@ -262,7 +263,7 @@ mod tests {
             )));
             assert!(text.contains(&format!("className = \"{class}\"")));
         }
-        assert_eq!(text.matches("enableSql = true").count(), 3);
+        assert_eq!(text.matches("enableSql = true").count(), 4);
         assert!(text.contains(r#"disk = (path = "/tmp/do", writable = true)"#));
         assert!(text.contains("durableObjectStorage = (localDisk = \"durable-objects\")"));
         assert!(text.contains("address = \"127.0.0.1:8787\""));

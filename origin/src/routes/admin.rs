@@ -1,11 +1,10 @@
 //! Operator routes, behind `Authorization: Bearer $OPERATOR_TOKEN`. With no token
 //! configured they are off, never open.
 
-use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Query, Request, State};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +14,7 @@ use crate::guard::{GuardView, APPROVE_GUARD};
 use crate::policy::breaker::BreakerMode;
 use crate::recovery::CycleReport;
 use crate::state::AppState;
-use crate::store::{BreakerControl, EventSpec, EventView, Payment, PaymentStatus, StoreError};
+use crate::store::{BreakerControl, Payment, PaymentStatus};
 
 /// The most payments `GET /admin/payments` lists.
 const MAX_LISTED: u32 = 1_000;
@@ -111,56 +110,6 @@ pub async fn payments(
 /// `POST /admin/recovery/run`: one recovery cycle now; what it changed.
 pub async fn run_recovery(State(state): State<AppState>) -> Json<CycleReport> {
     Json(state.recovery.run_cycle().await)
-}
-
-/// `POST /admin/events` `{eventId, stock, amount}`: creates a limited-stock event or
-/// sets its stock and price. The stock cannot go below the units already reserved or
-/// sold (409 `STOCK_BELOW_COMMITTED`).
-pub async fn put_event(
-    State(state): State<AppState>,
-    body: Bytes,
-) -> Result<Json<EventView>, ApiError> {
-    let invalid = |message: String| ApiError::BadRequest {
-        code: "INVALID_REQUEST",
-        message,
-    };
-    let event: EventSpec = serde_json::from_slice(&body)
-        .map_err(|err| invalid(format!("expected {{eventId, stock, amount}}: {err}")))?;
-    rules::confirm::check_event_id(&event.event_id)?;
-    if event.stock < 0 {
-        return Err(invalid("stock must be 0 or more".into()));
-    }
-    if event.amount <= 0 {
-        return Err(invalid("amount must be more than 0".into()));
-    }
-    match state.store.upsert_event(&event, now_ms()).await {
-        Ok(view) => {
-            tracing::info!(event_id = %view.event_id, stock = view.stock, amount = view.amount, "event set");
-            Ok(Json(view))
-        }
-        Err(StoreError::StockBelowCommitted { committed }) => Err(ApiError::Refused {
-            status: axum::http::StatusCode::CONFLICT,
-            code: "STOCK_BELOW_COMMITTED",
-            message: format!("{committed} units are already reserved or sold"),
-        }),
-        Err(other) => Err(other.into()),
-    }
-}
-
-/// `GET /admin/events/{eventId}`: `{eventId, stock, amount, reserved, sold}`.
-pub async fn get_event(
-    State(state): State<AppState>,
-    Path(event_id): Path<String>,
-) -> Result<Json<EventView>, ApiError> {
-    state
-        .store
-        .event(&event_id)
-        .await?
-        .map(Json)
-        .ok_or(ApiError::NotFound {
-            code: "EVENT_NOT_FOUND",
-            message: "no event has this eventId",
-        })
 }
 
 /// `POST /admin/guard/breaker` `{state, reason}`: an operator sets the approval guard's

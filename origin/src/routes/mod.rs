@@ -13,6 +13,7 @@
 pub mod admin;
 pub mod callback;
 pub mod credentials;
+pub mod events;
 pub mod payments;
 pub mod reconciliations;
 
@@ -87,8 +88,12 @@ pub fn admin_app(state: AppState) -> Router {
         .route("/admin/guard/breaker", post(admin::set_breaker))
         .route("/admin/payments", get(admin::payments))
         .route("/admin/recovery/run", post(admin::run_recovery))
-        .route("/admin/events", post(admin::put_event))
-        .route("/admin/events/{event_id}", get(admin::get_event))
+        .route("/admin/events", post(events::put_event))
+        .route("/admin/events/{event_id}", get(events::get_event))
+        .route(
+            "/admin/events/{event_id}/{action}",
+            post(events::set_room_state),
+        )
         .route("/admin/reconciliations", get(reconciliations::list))
         .route(
             "/admin/reconciliations/{id}/resolve",

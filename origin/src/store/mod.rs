@@ -15,6 +15,7 @@ mod payments;
 pub mod postgres;
 mod reconciliation;
 mod recovery;
+mod rooms;
 mod sql;
 mod sql_store;
 pub mod sqlite;
@@ -99,6 +100,22 @@ pub trait Store: Send + Sync + 'static {
         guard: &str,
         control: &BreakerControl,
     ) -> Result<i64, StoreError>;
+
+    /// The waiting room an operator defined for `event_id`, if one was.
+    async fn event_room(
+        &self,
+        event_id: &str,
+    ) -> Result<Option<rules::drop::RoomUpdate>, StoreError>;
+
+    /// Sets the waiting room of `event_id`: the update to hand the edge, its version
+    /// higher than every earlier one's.
+    async fn set_event_room(
+        &self,
+        event_id: &str,
+        settings: &rules::drop::RoomSettings,
+        state: rules::drop::RoomState,
+        now_ms: i64,
+    ) -> Result<rules::drop::RoomUpdate, StoreError>;
 
     /// The PG's call budget every instance on this database shares (PostgreSQL); `None`
     /// where one instance keeps its own (SQLite).

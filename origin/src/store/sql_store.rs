@@ -140,6 +140,20 @@ sql_bounds! {
         self.sql().breaker_control(guard).await
     }
 
+    async fn event_room(&self, event_id: &str) -> Result<Option<rules::drop::RoomUpdate>, StoreError> {
+        self.sql().event_room(event_id).await
+    }
+
+    async fn set_event_room(
+        &self,
+        event_id: &str,
+        settings: &rules::drop::RoomSettings,
+        state: rules::drop::RoomState,
+        now_ms: i64,
+    ) -> Result<rules::drop::RoomUpdate, StoreError> {
+        self.sql().set_event_room(event_id, settings, state, now_ms).await
+    }
+
     async fn set_breaker_control(
         &self,
         guard: &str,

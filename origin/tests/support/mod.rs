@@ -90,6 +90,7 @@ impl Origin {
                 RecoveryConfig::for_gateway_timeout(guard.timeout),
             )),
             callback_secret: None,
+            edge_calls: None,
         };
         Self {
             router: app(state.clone()),

@@ -33,13 +33,23 @@
 //! take payments, nobody new gets a pass, and every live pass is extended by the pause, so
 //! nobody's turn runs out because of an outage that is not theirs. Places never move.
 //!
+//! **Outflow** (`outflow.rs`): passes flow by count (`admit_limit`) and, where set, by rate
+//! (`admit_per_minute`: at most that many issued in any minute); none while an operator
+//! holds the room ([`EventQueue::hold`]) or once the drop is closed
+//! ([`EventQueue::close`], which also turns newcomers away). New limits
+//! ([`EventQueue::configure`]) never move anyone. A drop's **prequeue** is drawn in the
+//! order `draw.rs` derives from a recorded seed; the shell enters its people in that
+//! order at the opening.
+//!
 //! The shell should run `expire(now)` before answering, so that no answer shows a pass
 //! that has already run out. An issued pass is honoured until it expires or its holder
 //! leaves, even if a restore with a smaller `admit_limit` puts its holder outside the
 //! admitted zone.
 
+pub mod draw;
 pub mod eta;
 mod fenwick;
+pub mod outflow;
 mod pause;
 mod presence;
 pub mod snapshot;
@@ -49,6 +59,7 @@ pub mod ticket;
 
 use std::collections::{BTreeSet, HashMap};
 
+use outflow::RateWindow;
 use presence::Presence;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +68,8 @@ pub struct QueueConfig {
     pub admit_limit: u32,
     /// How long an admission pass lives.
     pub pass_ttl_ms: i64,
+    /// At most this many passes issued in any minute, if set (`outflow.rs`).
+    pub admit_per_minute: Option<u32>,
 }
 
 /// One person's place, as answered to a poll.
@@ -96,6 +109,12 @@ pub enum Change {
         seq: u64,
         expires_at: i64,
     },
+    /// An operator held the room (no new pass) or let it go on.
+    Held {
+        held: bool,
+    },
+    /// The drop was closed (reported once).
+    Closed,
 }
 
 /// What the shell stored, for rebuilding the queue when the object starts.
@@ -111,6 +130,10 @@ pub struct Stored {
     pub sold_out: bool,
     /// The end of the last pause (0: never paused).
     pub paused_until: i64,
+    /// When the passes of the last minute were issued, for the rate.
+    pub issued_at: Vec<i64>,
+    pub held: bool,
+    pub closed: bool,
 }
 
 /// The queue of one event.
@@ -126,8 +149,13 @@ pub struct EventQueue {
     sold_out: bool,
     /// Payments are paused before this time (epoch ms; 0: never paused).
     paused_until: i64,
-    /// Someone may stand in the admitted zone without a pass: issued when not paused.
+    /// Someone may stand in the admitted zone without a pass: issued when passes may
+    /// flow (`outflow.rs`).
     passes_owed: bool,
+    issued: RateWindow,
+    /// An operator holds the room: no new pass.
+    held: bool,
+    closed: bool,
 }
 
 impl EventQueue {
@@ -156,6 +184,9 @@ impl EventQueue {
             paused_until: stored.paused_until,
             // A smaller store than config (a larger `admit_limit`) may owe passes.
             passes_owed: true,
+            issued: RateWindow::from_times(stored.issued_at),
+            held: stored.held,
+            closed: stored.closed,
         }
     }
 
@@ -178,15 +209,15 @@ impl EventQueue {
 
     /// Enters someone at `now_ms`: the holder of `held` (the arrival number the shell found
     /// for them) if they are still in line — idempotent, a poll — else a newcomer at the
-    /// back, issued a pass if admitted. `None` when the event is sold out and they are not
-    /// in line: turned away, and nothing changes.
+    /// back, issued a pass if admitted. `None` when the event is sold out or the drop
+    /// closed and they are not in line: turned away, and nothing changes.
     pub fn enter(&mut self, held: Option<u64>, now_ms: i64) -> (Option<Ticket>, Vec<Change>) {
         let mut changes = Vec::new();
         self.pay_owed_passes(now_ms, &mut changes);
         if let Some(ticket) = held.and_then(|seq| self.poll(seq, now_ms, &mut changes)) {
             return (Some(ticket), changes);
         }
-        if self.sold_out {
+        if self.sold_out || self.closed {
             return (None, changes);
         }
         let seq = self.next_seq;
@@ -195,7 +226,7 @@ impl EventQueue {
         changes.push(Change::Entered { seq });
         let position = self.line.len();
         let in_zone = position <= u64::from(self.config.admit_limit);
-        if in_zone && self.is_paused(now_ms) {
+        if in_zone && !self.may_issue(now_ms) {
             self.passes_owed = true;
         } else if in_zone {
             self.issue_pass(seq, now_ms, &mut changes);
@@ -285,10 +316,14 @@ impl EventQueue {
         self.passes.first().map(|(expires_at, _)| *expires_at)
     }
 
-    /// When the object should next run [`EventQueue::expire`]: the earliest pass expiry,
-    /// or the end of a pause that keeps people waiting for a pass, whichever is first.
-    pub fn next_wake(&self) -> Option<i64> {
-        let resume = (self.passes_owed && self.paused_until > 0).then_some(self.paused_until);
+    /// When the object should next run [`EventQueue::expire`] after `now_ms`: the
+    /// earliest pass expiry, or when passes owed may flow again (a pause's end, the rate
+    /// window's), whichever is first.
+    pub fn next_wake(&self, now_ms: i64) -> Option<i64> {
+        let resume = self
+            .passes_owed
+            .then(|| self.flows_again_at(now_ms))
+            .flatten();
         match (self.next_pass_expiry(), resume) {
             (Some(expiry), Some(resume)) => Some(expiry.min(resume)),
             (expiry, resume) => expiry.or(resume),
@@ -298,8 +333,12 @@ impl EventQueue {
     fn poll(&mut self, seq: u64, now_ms: i64, changes: &mut Vec<Change>) -> Option<Ticket> {
         let position = self.line.position(seq)?;
         let in_zone = position <= u64::from(self.config.admit_limit);
-        if in_zone && !self.pass_of.contains_key(&seq) && !self.is_paused(now_ms) {
-            self.issue_pass(seq, now_ms, changes);
+        if in_zone && !self.pass_of.contains_key(&seq) {
+            if self.may_issue(now_ms) {
+                self.issue_pass(seq, now_ms, changes);
+            } else {
+                self.passes_owed = true;
+            }
         }
         let pass = self.pass_of.get(&seq).copied();
         Some(Ticket {
@@ -311,10 +350,10 @@ impl EventQueue {
     }
 
     /// After `removed` people left: passes for whoever moved into the admitted zone — or,
-    /// while payments are paused, a note that they are owed one.
-    /// Once a pause is over, the passes it held back are paid here, front first.
+    /// while passes may not flow, a note that they are owed one.
+    /// Once they may, the passes held back are paid here, front first.
     fn refill(&mut self, removed: u64, now_ms: i64, changes: &mut Vec<Change>) {
-        if self.is_paused(now_ms) {
+        if !self.may_issue(now_ms) {
             self.passes_owed |= removed > 0;
         } else if self.passes_owed {
             self.pay_owed_passes(now_ms, changes);
@@ -331,20 +370,27 @@ impl EventQueue {
         self.admit_positions(first, now_ms, changes);
     }
 
-    /// Passes for everyone without one from `first` to the end of the admitted zone.
+    /// Passes for everyone without one from `first` to the end of the admitted zone, as
+    /// far as the outflow allows; the rest are owed theirs.
     fn admit_positions(&mut self, first: u64, now_ms: i64, changes: &mut Vec<Change>) {
         let last = u64::from(self.config.admit_limit).min(self.line.len());
         for position in first..=last {
             let Some(seq) = self.line.at(position) else {
                 break;
             };
-            if !self.pass_of.contains_key(&seq) {
-                self.issue_pass(seq, now_ms, changes);
+            if self.pass_of.contains_key(&seq) {
+                continue;
             }
+            if !self.may_issue(now_ms) {
+                self.passes_owed = true;
+                break;
+            }
+            self.issue_pass(seq, now_ms, changes);
         }
     }
 
     fn issue_pass(&mut self, seq: u64, now_ms: i64, changes: &mut Vec<Change>) {
+        self.issued.record(now_ms);
         let expires_at = now_ms.saturating_add(self.config.pass_ttl_ms);
         self.pass_of.insert(seq, expires_at);
         self.passes.insert((expires_at, seq));

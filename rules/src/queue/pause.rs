@@ -46,14 +46,4 @@ impl EventQueue {
     pub fn paused_until(&self, now_ms: i64) -> Option<i64> {
         self.is_paused(now_ms).then_some(self.paused_until)
     }
-
-    /// Issues the passes a pause held back, to everyone in the admitted zone without one,
-    /// front first — once it is over.
-    pub(super) fn pay_owed_passes(&mut self, now_ms: i64, changes: &mut Vec<Change>) {
-        if !self.passes_owed || self.is_paused(now_ms) {
-            return;
-        }
-        self.passes_owed = false;
-        self.admit_positions(1, now_ms, changes);
-    }
 }

@@ -13,7 +13,7 @@
 
 use super::EventQueue;
 
-const FORMAT: u8 = 1;
+const FORMAT: u8 = 2;
 /// The largest snapshot decoded: 2^27 arrivals' bits and as many passes as the limit allows.
 const MAX_WORDS: usize = 1 << 21;
 const MAX_PASSES: usize = 1 << 20;
@@ -37,6 +37,10 @@ pub struct Snapshot {
     pub as_of: i64,
     pub admit_limit: u32,
     pub sold_out: bool,
+    /// An operator holds the room: no new pass.
+    pub held: bool,
+    /// The drop is closed.
+    pub closed: bool,
     /// The end of the pause in force at `as_of`, if one is.
     pub paused_until: Option<i64>,
     /// Admissions per second lately, if known (for the wait estimate).
@@ -71,6 +75,8 @@ impl EventQueue {
             as_of: of.as_of,
             admit_limit: self.config.admit_limit,
             sold_out: self.sold_out,
+            held: self.held,
+            closed: self.closed,
             paused_until: self.paused_until(of.as_of),
             rate_per_second: of.rate_per_second,
             base,
@@ -122,7 +128,13 @@ impl Snapshot {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.bits.len() * 8 + self.passes.len() * 16);
         out.push(FORMAT);
-        out.push(u8::from(self.sold_out));
+        let flags = [self.sold_out, self.held, self.closed];
+        out.push(
+            flags
+                .iter()
+                .rev()
+                .fold(0, |bits, flag| bits << 1 | u8::from(*flag)),
+        );
         for value in [self.room, self.version, self.base] {
             out.extend_from_slice(&value.to_le_bytes());
         }
@@ -149,11 +161,11 @@ impl Snapshot {
         if input.take::<1>()? != [FORMAT] {
             return None;
         }
-        let sold_out = match input.take::<1>()? {
-            [0] => false,
-            [1] => true,
-            _ => return None,
-        };
+        let [flags] = input.take::<1>()?;
+        if flags >> 3 != 0 {
+            return None;
+        }
+        let flag = |bit: u8| flags >> bit & 1 == 1;
         let (room, version, base) = (input.u64()?, input.u64()?, input.u64()?);
         let (as_of, paused_until) = (input.i64()?, input.i64()?);
         let admit_limit = u32::from_le_bytes(input.take()?);
@@ -176,7 +188,9 @@ impl Snapshot {
             version,
             as_of,
             admit_limit,
-            sold_out,
+            sold_out: flag(0),
+            held: flag(1),
+            closed: flag(2),
             paused_until: (paused_until != i64::MIN).then_some(paused_until),
             rate_per_second: (!rate.is_nan()).then_some(rate),
             base,

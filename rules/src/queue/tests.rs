@@ -4,6 +4,7 @@ use super::*;
 
 mod model;
 mod named;
+mod outflow;
 mod pause;
 mod restore;
 mod snapshot;
@@ -14,6 +15,7 @@ use named::{bitmap, written, Named};
 const TWO: QueueConfig = QueueConfig {
     admit_limit: 2,
     pass_ttl_ms: 100,
+    admit_per_minute: None,
 };
 
 #[derive(Debug, Clone, Copy)]

@@ -6,7 +6,9 @@
 //! must answer every step alike, changes included. Some scripts sell the event out at
 //! a random step: from then on the model lets no newcomer in. Pauses come at random
 //! steps: while one lasts the model issues no pass, and it adds what the pause adds to
-//! every live pass.
+//! every live pass. Operators hold and resume the room, and close it, at random steps:
+//! held or closed, no pass; closed, no newcomer. Some configurations limit passes per
+//! minute: the model issues none past the limit in any 60 s window.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +26,8 @@ enum Op {
     SellOut,
     /// Pause payments for this long from now.
     Pause(i64),
+    Hold(bool),
+    Close,
 }
 
 type Answer = (Option<Ticket>, Vec<Change>);
@@ -35,20 +39,52 @@ struct Model {
     line: Vec<(String, u64, Option<i64>)>,
     sold_out: bool,
     paused_until: i64,
+    held: bool,
+    closed: bool,
+    /// When each pass was issued.
+    issued: Vec<i64>,
 }
 
 impl Model {
+    fn new(config: QueueConfig) -> Self {
+        Model {
+            config,
+            next_seq: 0,
+            line: Vec::new(),
+            sold_out: false,
+            paused_until: 0,
+            held: false,
+            closed: false,
+            issued: Vec::new(),
+        }
+    }
+
     fn apply(&mut self, op: Op, now: i64) -> Answer {
+        // Flags only: the passes they may owe are paid at the next step, as the queue does.
+        match op {
+            Op::SellOut if !self.sold_out => {
+                self.sold_out = true;
+                return (None, vec![Change::SoldOut]);
+            }
+            Op::Close if !self.closed => {
+                self.closed = true;
+                return (None, vec![Change::Closed]);
+            }
+            Op::SellOut | Op::Close => return (None, Vec::new()),
+            _ => {}
+        }
         let mut changes = Vec::new();
         // A pause that ended before this step held nobody's pass back past its end.
         self.issue_passes(now, &mut changes);
         let asked = match op {
             Op::Enter(user) | Op::Poll(user) => Some(name(user)),
-            Op::Leave(_) | Op::Expire | Op::SellOut | Op::Pause(_) => None,
+            _ => None,
         };
         match op {
             Op::Enter(user)
-                if !self.sold_out && !self.line.iter().any(|(u, ..)| *u == name(user)) =>
+                if !self.sold_out
+                    && !self.closed
+                    && !self.line.iter().any(|(u, ..)| *u == name(user)) =>
             {
                 changes.push(Change::Entered { seq: self.next_seq });
                 self.line.push((name(user), self.next_seq, None));
@@ -61,9 +97,13 @@ impl Model {
                 }
             }
             Op::Expire => changes.extend(self.expire(now)),
-            Op::SellOut if !self.sold_out => {
-                self.sold_out = true;
-                changes.push(Change::SoldOut);
+            Op::Hold(held) => {
+                changes.extend(self.expire(now));
+                self.issue_passes(now, &mut changes);
+                if self.held != held {
+                    self.held = held;
+                    changes.push(Change::Held { held });
+                }
             }
             Op::Pause(length) => {
                 changes.extend(self.expire(now));
@@ -87,7 +127,7 @@ impl Model {
                     }
                 }
             }
-            Op::Enter(_) | Op::Poll(_) | Op::SellOut => {}
+            Op::Enter(_) | Op::Poll(_) | Op::SellOut | Op::Close => {}
         }
         self.issue_passes(now, &mut changes);
         let limit = self.config.admit_limit as u64;
@@ -121,14 +161,24 @@ impl Model {
             .collect()
     }
 
-    /// The rule: each of the first `admit_limit` holds a pass, unless payments are paused.
+    /// The rule: each of the first `admit_limit` holds a pass, unless payments are paused,
+    /// the room is held or closed, or the minute's passes are all issued.
     fn issue_passes(&mut self, now: i64, changes: &mut Vec<Change>) {
-        if now < self.paused_until {
+        if now < self.paused_until || self.held || self.closed {
             return;
         }
         let limit = self.config.admit_limit as usize;
         for (_, seq, pass) in self.line.iter_mut().take(limit) {
+            let this_minute = self.issued.iter().filter(|at| **at > now - 60_000).count();
+            if self
+                .config
+                .admit_per_minute
+                .is_some_and(|most| this_minute >= most as usize)
+            {
+                return;
+            }
             if pass.is_none() {
+                self.issued.push(now);
                 let expires_at = now + self.config.pass_ttl_ms;
                 *pass = Some(expires_at);
                 changes.push(Change::PassIssued {
@@ -152,6 +202,8 @@ fn apply(queue: &mut Named, op: Op, now: i64) -> Answer {
         Op::Expire => (None, queue.expire(now)),
         Op::SellOut => (None, queue.mark_sold_out()),
         Op::Pause(length) => (None, queue.pause(now, now + length)),
+        Op::Hold(held) => (None, queue.queue.hold(held, now)),
+        Op::Close => (None, queue.queue.close()),
     }
 }
 
@@ -162,6 +214,9 @@ struct Store {
     passes: BTreeMap<u64, i64>,
     sold_out: bool,
     paused_until: i64,
+    issued_at: Vec<i64>,
+    held: bool,
+    closed: bool,
 }
 
 impl Store {
@@ -174,18 +229,25 @@ impl Store {
             passes: self.passes.iter().map(|(seq, at)| (*seq, *at)).collect(),
             sold_out: self.sold_out,
             paused_until: self.paused_until,
+            issued_at: self.issued_at.clone(),
+            held: self.held,
+            closed: self.closed,
         }
     }
 }
 
-/// Applies changes to a store, as the Durable Object shell persists them.
-fn persist(store: &mut Store, changes: &[Change]) {
+/// Applies changes made at `now` to a store, as the Durable Object shell persists them.
+fn persist(store: &mut Store, changes: &[Change], now: i64) {
     for change in changes {
         match change {
             Change::Entered { seq } => {
                 store.present.insert(*seq);
             }
-            Change::PassIssued { seq, expires_at } | Change::PassExtended { seq, expires_at } => {
+            Change::PassIssued { seq, expires_at } => {
+                store.passes.insert(*seq, *expires_at);
+                store.issued_at.push(now);
+            }
+            Change::PassExtended { seq, expires_at } => {
                 store.passes.insert(*seq, *expires_at);
             }
             Change::Removed { seq } => {
@@ -194,6 +256,8 @@ fn persist(store: &mut Store, changes: &[Change]) {
             }
             Change::SoldOut => store.sold_out = true,
             Change::Paused { until } => store.paused_until = *until,
+            Change::Held { held } => store.held = *held,
+            Change::Closed => store.closed = true,
         }
     }
 }
@@ -201,10 +265,13 @@ fn persist(store: &mut Store, changes: &[Change]) {
 const USERS: usize = 8;
 
 fn config() -> impl Strategy<Value = QueueConfig> {
-    (0u32..5, 1i64..150).prop_map(|(admit_limit, pass_ttl_ms)| QueueConfig {
-        admit_limit,
-        pass_ttl_ms,
-    })
+    (0u32..5, 1i64..150, prop::option::of(1u32..4)).prop_map(
+        |(admit_limit, pass_ttl_ms, admit_per_minute)| QueueConfig {
+            admit_limit,
+            pass_ttl_ms,
+            admit_per_minute,
+        },
+    )
 }
 
 /// Operations, each after a pause of 0–39 ms; about half the scripts sell the event out
@@ -216,22 +283,31 @@ fn script() -> impl Strategy<Value = Vec<(Op, i64)>> {
         2 => (0..USERS).prop_map(Op::Leave),
         1 => Just(Op::Expire),
         1 => (1i64..120).prop_map(Op::Pause),
+        1 => any::<bool>().prop_map(Op::Hold),
     ];
-    (prop::collection::vec((op, 0i64..40), 0..300), 0usize..600).prop_map(
-        |(mut script, sold_out_at)| {
+    // Now and then a step waits half a minute, so the rate's window slides.
+    let wait = prop_oneof![19 => 0i64..40, 1 => Just(30_000i64)];
+    (
+        prop::collection::vec((op, wait), 0..300),
+        0usize..600,
+        0usize..1200,
+    )
+        .prop_map(|(mut script, sold_out_at, closed_at)| {
+            if closed_at <= script.len() {
+                script.insert(closed_at, (Op::Close, 0));
+            }
             if sold_out_at <= script.len() {
                 script.insert(sold_out_at, (Op::SellOut, 0));
             }
             script
-        },
-    )
+        })
 }
 
 proptest! {
     #[test]
     fn the_queue_answers_every_step_as_the_naive_model(config in config(), script in script()) {
         let mut queue = Named::new(config);
-        let mut model = Model { config, next_seq: 0, line: Vec::new(), sold_out: false, paused_until: 0 };
+        let mut model = Model::new(config);
         let mut now = 0;
         for (step, (op, pause)) in script.into_iter().enumerate() {
             now += pause;
@@ -252,7 +328,7 @@ proptest! {
         let mut now = 0;
         for (op, pause) in &script[..split] {
             now += pause;
-            persist(&mut store, &apply(&mut original, *op, now).1);
+            persist(&mut store, &apply(&mut original, *op, now).1, now);
         }
         let names: Vec<(u64, String)> =
             original.seq_of.iter().map(|(user, seq)| (*seq, user.clone())).collect();

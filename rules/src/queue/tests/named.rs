@@ -36,6 +36,9 @@ pub(super) fn written(changes: &[Change]) -> String {
             Change::PassExtended { seq, expires_at } => {
                 format!("~{}@{expires_at}", named(*seq))
             }
+            Change::Held { held: true } => "held".to_owned(),
+            Change::Held { held: false } => "resumed".to_owned(),
+            Change::Closed => "closed".to_owned(),
         })
         .collect();
     words.join(" ")

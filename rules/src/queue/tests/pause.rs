@@ -33,14 +33,14 @@ fn a_pause_extends_every_live_pass_and_admits_nobody_new_until_it_ends() {
     let (newcomer, _) = queue.enter("d", 70);
     assert_eq!(newcomer.map(|t| (t.position, t.admitted)), Some((3, false)));
     assert_eq!(
-        queue.next_wake(),
+        queue.next_wake(70),
         Some(80),
         "the alarm is for the pause's end"
     );
 
     // At its end the held-back pass is issued, whether c polls or not.
     assert_eq!(written(&queue.expire(80)), "+c@180");
-    assert_eq!(queue.next_wake(), Some(130));
+    assert_eq!(queue.next_wake(80), Some(130));
     assert!(queue.has_live_pass("c", 100));
 }
 

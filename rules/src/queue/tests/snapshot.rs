@@ -62,7 +62,11 @@ proptest! {
         admit_limit in 0u32..6,
         script in prop::collection::vec((op(), 0i64..50), 0..250),
     ) {
-        let mut queue = Named::new(QueueConfig { admit_limit, pass_ttl_ms: 120 });
+        let mut queue = Named::new(QueueConfig {
+            admit_limit,
+            pass_ttl_ms: 120,
+            admit_per_minute: None,
+        });
         let mut now = 0;
         for (version, (op, pause)) in script.into_iter().enumerate() {
             now += pause;
@@ -117,6 +121,7 @@ fn a_million_in_line_fit_in_about_an_eighth_of_a_megabyte() {
     let mut queue = EventQueue::new(QueueConfig {
         admit_limit: 100,
         pass_ttl_ms: 30_000,
+        admit_per_minute: None,
     });
     for _ in 0..1_000_000 {
         queue.enter(None, 0);

@@ -1,9 +1,10 @@
 //! What a `WaitingRoom` keeps in its SQLite storage, the truth its line is rebuilt from:
 //! the entries (arrival number, user, pass expiry — the only place a user's name is
 //! kept), the line's bitmap in blocks of [`BLOCK_SEQS`] arrival numbers, the claims of
-//! passes by orders, the arrival counter, the room's identity, and one-row marks for sold
-//! out and a pause. A restart reads the blocks and the passes — about a thousand rows
-//! for a million people — not an entry per person.
+//! passes by orders (`claims.rs`), the arrival counter, the room's identity, one-row
+//! marks for sold out and a pause, and the drop's settings, prequeue, draw and outflow
+//! (`drop.rs`). A restart reads the blocks and the passes — about a thousand rows for a
+//! million people — not an entry per person.
 
 use std::cell::Cell;
 
@@ -11,7 +12,10 @@ use rules::queue::{Change, EventQueue, QueueConfig, Stored};
 use serde::Deserialize;
 use worker::{Result, SqlStorage};
 
-use super::protocol::PassClaim;
+mod claims;
+mod drop;
+
+pub use drop::{Draw, DropState};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS entries (
@@ -88,11 +92,6 @@ struct RoomRow {
     identity: i64,
 }
 
-#[derive(Deserialize)]
-struct ClaimRow {
-    order_id: String,
-}
-
 /// A room's storage.
 pub struct RoomStorage {
     sql: SqlStorage,
@@ -102,8 +101,10 @@ pub struct RoomStorage {
 
 impl RoomStorage {
     pub fn new(sql: SqlStorage) -> Self {
-        if let Err(err) = sql.exec(SCHEMA, None) {
-            worker::console_error!("waiting room schema: {err}");
+        for schema in [SCHEMA, drop::SCHEMA] {
+            if let Err(err) = sql.exec(schema, None) {
+                worker::console_error!("waiting room schema: {err}");
+            }
         }
         Self {
             sql,
@@ -188,6 +189,7 @@ impl RoomStorage {
             .sql
             .exec("SELECT until FROM paused WHERE id = 0", None)?
             .to_array()?;
+        let outflow = self.outflow()?;
         let stored = Stored {
             base: base_block * BLOCK_SEQS,
             words,
@@ -200,6 +202,9 @@ impl RoomStorage {
                 .collect(),
             sold_out: sold_out.first().is_some_and(|row| row.count > 0),
             paused_until: paused.first().map_or(0, |row| row.until),
+            issued_at: outflow.issued_at,
+            held: outflow.held,
+            closed: outflow.closed,
         };
         Ok(EventQueue::restore(config, stored))
     }
@@ -242,6 +247,7 @@ impl RoomStorage {
         changes: &[Change],
         entrant: Option<&str>,
         line: &EventQueue,
+        now_ms: i64,
     ) -> Result<u32> {
         let mut issued = 0;
         let mut touched = Vec::new();
@@ -267,7 +273,11 @@ impl RoomStorage {
                 }
                 Change::PassIssued { seq, expires_at } => {
                     self.set_pass(*seq, *expires_at)?;
+                    self.record_issued(now_ms)?;
                     issued += 1;
+                }
+                Change::Held { .. } | Change::Closed => {
+                    self.set_outflow(line.is_held(), line.is_closed())?;
                 }
                 Change::PassExtended { seq, expires_at } => self.set_pass(*seq, *expires_at)?,
                 Change::Paused { until } => {
@@ -338,41 +348,9 @@ impl RoomStorage {
         )?;
         Ok(())
     }
-
-    /// Gives a live pass to `order_id` unless another order holds it. Claims are read
-    /// from storage, which is small (one row per admitted user at most).
-    pub fn claim(&self, user: &str, order_id: &str) -> Result<PassClaim> {
-        let held: Vec<ClaimRow> = self
-            .sql
-            .exec(
-                "SELECT order_id FROM claims WHERE user = ?",
-                vec![user.into()],
-            )?
-            .to_array()?;
-        match held.first() {
-            Some(claim) if claim.order_id != order_id => Ok(PassClaim::InUse),
-            Some(_) => Ok(PassClaim::Granted),
-            None => {
-                self.sql.exec(
-                    "INSERT INTO claims (user, order_id) VALUES (?, ?)",
-                    vec![user.into(), order_id.into()],
-                )?;
-                Ok(PassClaim::Granted)
-            }
-        }
-    }
-
-    /// The claiming payment failed: the pass may back another order.
-    pub fn release(&self, user: &str, order_id: &str) -> Result<()> {
-        self.sql.exec(
-            "DELETE FROM claims WHERE user = ? AND order_id = ?",
-            vec![user.into(), order_id.into()],
-        )?;
-        Ok(())
-    }
 }
 
-fn sql_int(value: u64) -> Result<i64> {
+pub(super) fn sql_int(value: u64) -> Result<i64> {
     i64::try_from(value).map_err(|err| worker::Error::RustError(err.to_string()))
 }
 

@@ -1,0 +1,199 @@
+//! A drop an operator defined at run time, in its room: the settings the origin hands it
+//! (applied at once, kept, never an older version after a newer), the prequeue before the
+//! opening, the draw at it, and the room's report for operators.
+//!
+//! Before `opensAt`, whoever enters from `prequeueFrom` on is kept in the prequeue —
+//! entering twice is one place — and told the opening; before `prequeueFrom` (or with
+//! none), nobody is taken (`NOT_OPEN_YET`). At `opensAt` — the room's alarm, or the first
+//! call after it — the room draws a seed from the runtime's CSPRNG, records it, and
+//! enters the prequeue in the order `rules::queue::draw::order` derives from it, behind
+//! anyone already in line; everyone later joins behind them, first come first served.
+
+use rules::drop::{RoomState, RoomUpdate};
+use rules::queue::draw::{self, SEED_BYTES};
+use rules::queue::QueueConfig;
+use worker::{Response, Result};
+
+use super::object::WaitingRoom;
+use super::protocol::{Configured, Entered, NotOpen, Placement, Report};
+use super::storage::Draw;
+use crate::durable_call::reply;
+
+impl WaitingRoom {
+    /// The opening, while it is ahead and the prequeue undrawn.
+    pub(super) fn opening_ahead(&self) -> Result<Option<i64>> {
+        self.with_drop(|drop| {
+            Ok(match drop.draw {
+                Some(_) => None,
+                None => drop.update.as_ref().and_then(|u| u.settings.opens_at),
+            })
+        })
+    }
+
+    pub(super) fn event_name(&self) -> Option<String> {
+        self.with_drop(|drop| Ok(drop.update.as_ref().and_then(|u| u.settings.name.clone())))
+            .ok()
+            .flatten()
+    }
+
+    /// Draws the prequeue once `opensAt` has come.
+    pub(super) async fn open_if_due(&self, config: QueueConfig, now: i64) -> Result<()> {
+        if self.opening_ahead()?.is_none_or(|opens_at| opens_at > now) {
+            return Ok(());
+        }
+        let mut seed = [0u8; SEED_BYTES];
+        getrandom::fill(&mut seed).map_err(|err| worker::Error::RustError(err.to_string()))?;
+        let order = draw::order(seed, &self.storage.prequeue_users()?);
+        for user in &order {
+            let changes = self.with_line(config, |line| Ok(line.enter(None, now).1))?;
+            self.with_line(config, |line| {
+                self.storage.write(&changes, Some(user), line, now)
+            })?;
+        }
+        let drawn = Draw {
+            seed: hex::encode(seed),
+            drawn_at: now,
+            drawn: i64::try_from(order.len()).unwrap_or(i64::MAX),
+        };
+        self.storage.record_draw(&drawn)?;
+        worker::console_log!(
+            "the prequeue was drawn: {} people, seed {}",
+            drawn.drawn,
+            drawn.seed
+        );
+        self.with_drop(|drop| {
+            drop.draw = Some(drawn);
+            Ok(())
+        })?;
+        self.changed();
+        self.keep_alarm().await
+    }
+
+    /// The answer to an enter or a poll before the opening, if it is ahead.
+    pub(super) fn before_opening(
+        &self,
+        user: &str,
+        entering: bool,
+        now: i64,
+    ) -> Result<Option<Result<Response>>> {
+        let Some(opens_at) = self.opening_ahead()? else {
+            return Ok(None);
+        };
+        if self.storage.seq_of(user)?.is_some() {
+            return Ok(None);
+        }
+        let prequeue_from =
+            self.with_drop(|drop| Ok(drop.update.as_ref().and_then(|u| u.settings.prequeue_from)))?;
+        let mut prequeued = Placement::prequeued(opens_at, now);
+        prequeued.event_name = self.event_name();
+        if !entering {
+            let placement = self.storage.is_prequeued(user)?.then_some(prequeued);
+            return Ok(Some(reply(&placement)));
+        }
+        let open_for_prequeue = prequeue_from.is_some_and(|from| from <= now);
+        if open_for_prequeue {
+            self.storage.prequeue(user, now)?;
+        }
+        let entered = Entered {
+            placement: prequeued,
+            seq: None,
+            room: self.storage.identity()?,
+            not_open: (!open_for_prequeue).then_some(NotOpen {
+                opens_at,
+                prequeue_from,
+            }),
+        };
+        Ok(Some(reply(&entered)))
+    }
+
+    /// Applies `update` unless one as new or newer was: stored, then the line's new
+    /// limits, hold and closing. Nobody in line moves.
+    pub(super) async fn configure(&self, update: &RoomUpdate, now: i64) -> Result<Response> {
+        let (stored, drawn) =
+            self.with_drop(|drop| Ok((drop.update.clone(), drop.draw.is_some())))?;
+        let stored_opens_at = stored.as_ref().and_then(|u| u.settings.opens_at);
+        let refused = |field: &'static str, message: &'static str| {
+            reply(&Configured::Refused {
+                field: field.to_owned(),
+                message: message.to_owned(),
+            })
+        };
+        if stored.as_ref().is_some_and(|s| s.version >= update.version) {
+            return reply(&Configured::Stale {
+                version: stored.map_or(0, |s| s.version),
+            });
+        }
+        if let Err(err) = update.settings.check(now, stored_opens_at) {
+            return refused(err.field, err.message);
+        }
+        if drawn && update.settings.opens_at != stored_opens_at {
+            return refused("opensAt", "the prequeue was drawn already");
+        }
+        let was_closed = stored
+            .as_ref()
+            .is_some_and(|s| s.state == RoomState::Closed);
+        if was_closed && update.state != RoomState::Closed {
+            return refused("state", "a closed drop stays closed");
+        }
+        self.storage.store_update(update)?;
+        self.with_drop(|drop| {
+            drop.update = Some(update.clone());
+            Ok(())
+        })?;
+        let config = self.config()?;
+        let changes = self.with_line(config, |line| {
+            let mut changes = line.configure(config, now);
+            changes.extend(line.hold(update.state == RoomState::Paused, now));
+            if update.state == RoomState::Closed {
+                changes.extend(line.close());
+            }
+            Ok(changes)
+        })?;
+        self.persist(&changes, None, now).await?;
+        // A new opening may be the next thing to wake for.
+        self.keep_alarm().await?;
+        self.open_if_due(config, now).await?;
+        reply(&Configured::Applied(self.report_of(config, now)?))
+    }
+
+    pub(super) fn report(&self, config: QueueConfig, now: i64) -> Result<Response> {
+        reply(&self.report_of(config, now)?)
+    }
+
+    fn report_of(&self, config: QueueConfig, now: i64) -> Result<Report> {
+        let (line, live, issued, sold_out, held, closed) = self.with_line(config, |line| {
+            let live = line.passes_live(now) as u64;
+            Ok((
+                line.len() as u64,
+                live,
+                line.issued_last_minute(now) as u64,
+                line.is_sold_out(),
+                line.is_held(),
+                line.is_closed(),
+            ))
+        })?;
+        let (version, opens_at, draw) = self.with_drop(|drop| {
+            let update = drop.update.as_ref();
+            Ok((
+                update.map_or(0, |u| u.version),
+                update.and_then(|u| u.settings.opens_at),
+                drop.draw.clone(),
+            ))
+        })?;
+        Ok(Report {
+            waiting: line.saturating_sub(live),
+            prequeued: self.storage.prequeued()?,
+            passes_live: live,
+            passes_issued_last_minute: issued,
+            admissions_per_minute: self.rate.borrow().per_second().map(|rate| rate * 60.0),
+            sold_out,
+            paused: held,
+            closed,
+            opens_at,
+            draw_seed: draw.as_ref().map(|d| d.seed.clone()),
+            drawn_at: draw.as_ref().map(|d| d.drawn_at),
+            drawn: draw.as_ref().map(|d| d.drawn),
+            version,
+        })
+    }
+}

@@ -1,0 +1,212 @@
+//! What a room keeps of its drop: the settings the origin handed it (with their
+//! version), the prequeue until the opening, the draw (its seed, when, how many), when
+//! the last minute's passes were issued (the rate), and whether an operator holds or
+//! closed the room.
+
+use rules::drop::RoomUpdate;
+use rules::queue::outflow::MINUTE_MS;
+use serde::Deserialize;
+use worker::Result;
+
+use super::RoomStorage;
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS settings (
+    id      INTEGER PRIMARY KEY CHECK (id = 0),
+    update_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS prequeue (
+    user      TEXT    PRIMARY KEY,
+    joined_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS draw (
+    id       INTEGER PRIMARY KEY CHECK (id = 0),
+    seed     TEXT    NOT NULL,
+    drawn_at INTEGER NOT NULL,
+    drawn    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS issued (
+    at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outflow (
+    id     INTEGER PRIMARY KEY CHECK (id = 0),
+    held   INTEGER NOT NULL,
+    closed INTEGER NOT NULL
+);
+";
+
+/// The prequeue's draw, as recorded: enough to re-derive its order
+/// (`rules::queue::draw::order` of the seed and the people drawn).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Draw {
+    /// The seed, hex.
+    pub seed: String,
+    pub drawn_at: i64,
+    /// How many people it placed.
+    pub drawn: i64,
+}
+
+/// The drop as stored: the last update applied, and the draw once made.
+pub struct DropState {
+    pub update: Option<RoomUpdate>,
+    pub draw: Option<Draw>,
+}
+
+#[derive(Deserialize)]
+struct UpdateRow {
+    update_json: String,
+}
+
+#[derive(Deserialize)]
+struct UserRow {
+    user: String,
+}
+
+#[derive(Deserialize)]
+struct AtRow {
+    at: i64,
+}
+
+#[derive(Deserialize)]
+struct CountRow {
+    count: i64,
+}
+
+#[derive(Deserialize)]
+struct OutflowRow {
+    held: i64,
+    closed: i64,
+}
+
+/// What the line's outflow was left at: the last minute's issue times, held, closed.
+pub(super) struct Outflow {
+    pub(super) issued_at: Vec<i64>,
+    pub(super) held: bool,
+    pub(super) closed: bool,
+}
+
+impl RoomStorage {
+    pub fn drop_state(&self) -> Result<DropState> {
+        let updates: Vec<UpdateRow> = self
+            .sql
+            .exec("SELECT update_json FROM settings WHERE id = 0", None)?
+            .to_array()?;
+        let update = match updates.first() {
+            Some(row) => Some(
+                serde_json::from_str(&row.update_json)
+                    .map_err(|err| worker::Error::RustError(format!("stored settings: {err}")))?,
+            ),
+            None => None,
+        };
+        let draws: Vec<Draw> = self
+            .sql
+            .exec("SELECT seed, drawn_at, drawn FROM draw WHERE id = 0", None)?
+            .to_array()?;
+        Ok(DropState {
+            update,
+            draw: draws.into_iter().next(),
+        })
+    }
+
+    pub fn store_update(&self, update: &RoomUpdate) -> Result<()> {
+        let json = serde_json::to_string(update)
+            .map_err(|err| worker::Error::RustError(err.to_string()))?;
+        self.sql.exec(
+            "INSERT INTO settings (id, update_json) VALUES (0, ?) \
+             ON CONFLICT (id) DO UPDATE SET update_json = excluded.update_json",
+            vec![json.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Puts `user` in the prequeue (entering twice is one place in the draw).
+    pub fn prequeue(&self, user: &str, now_ms: i64) -> Result<()> {
+        self.sql.exec(
+            "INSERT INTO prequeue (user, joined_at) VALUES (?, ?) ON CONFLICT (user) DO NOTHING",
+            vec![user.into(), now_ms.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Takes `user` out of the prequeue (a leave before the draw).
+    pub fn unprequeue(&self, user: &str) -> Result<()> {
+        self.sql
+            .exec("DELETE FROM prequeue WHERE user = ?", vec![user.into()])?;
+        Ok(())
+    }
+
+    pub fn is_prequeued(&self, user: &str) -> Result<bool> {
+        let rows: Vec<UserRow> = self
+            .sql
+            .exec(
+                "SELECT user FROM prequeue WHERE user = ?",
+                vec![user.into()],
+            )?
+            .to_array()?;
+        Ok(!rows.is_empty())
+    }
+
+    pub fn prequeued(&self) -> Result<u64> {
+        let rows: Vec<CountRow> = self
+            .sql
+            .exec("SELECT COUNT(*) AS count FROM prequeue", None)?
+            .to_array()?;
+        Ok(rows.first().map_or(0, |row| row.count.unsigned_abs()))
+    }
+
+    pub fn prequeue_users(&self) -> Result<Vec<String>> {
+        let rows: Vec<UserRow> = self
+            .sql
+            .exec("SELECT user FROM prequeue", None)?
+            .to_array()?;
+        Ok(rows.into_iter().map(|row| row.user).collect())
+    }
+
+    /// Records the draw and empties the prequeue: its people are in the line now.
+    pub fn record_draw(&self, draw: &Draw) -> Result<()> {
+        self.sql.exec(
+            "INSERT INTO draw (id, seed, drawn_at, drawn) VALUES (0, ?, ?, ?)",
+            vec![
+                draw.seed.clone().into(),
+                draw.drawn_at.into(),
+                draw.drawn.into(),
+            ],
+        )?;
+        self.sql.exec("DELETE FROM prequeue", None)?;
+        Ok(())
+    }
+
+    /// A pass was issued at `at`; what is past the rate's minute is forgotten.
+    pub(super) fn record_issued(&self, at: i64) -> Result<()> {
+        self.sql.exec(
+            "DELETE FROM issued WHERE at <= ?",
+            vec![(at - MINUTE_MS).into()],
+        )?;
+        self.sql
+            .exec("INSERT INTO issued (at) VALUES (?)", vec![at.into()])?;
+        Ok(())
+    }
+
+    pub(super) fn set_outflow(&self, held: bool, closed: bool) -> Result<()> {
+        self.sql.exec(
+            "INSERT INTO outflow (id, held, closed) VALUES (0, ?, ?) \
+             ON CONFLICT (id) DO UPDATE SET held = excluded.held, closed = excluded.closed",
+            vec![i64::from(held).into(), i64::from(closed).into()],
+        )?;
+        Ok(())
+    }
+
+    pub(super) fn outflow(&self) -> Result<Outflow> {
+        let issued: Vec<AtRow> = self.sql.exec("SELECT at FROM issued", None)?.to_array()?;
+        let flags: Vec<OutflowRow> = self
+            .sql
+            .exec("SELECT held, closed FROM outflow WHERE id = 0", None)?
+            .to_array()?;
+        let flags = flags.first();
+        Ok(Outflow {
+            issued_at: issued.into_iter().map(|row| row.at).collect(),
+            held: flags.is_some_and(|row| row.held != 0),
+            closed: flags.is_some_and(|row| row.closed != 0),
+        })
+    }
+}
