@@ -8,6 +8,8 @@
 //!   signed callbacks), [`routes::admin`] and [`routes::reconciliations`] (operator
 //!   routes behind `OPERATOR_TOKEN`); [`state`] — what every handler is given.
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
+//! - [`event_cli`] — `origin event …`: drops from the command line, through the
+//!   operator routes.
 //! - [`edge`] — what the origin asks of the edge, signed: ending a user's sessions, a
 //!   drop's room.
 //! - [`operator_auth`] — the operator routes' bearer token, and its failed-attempt
@@ -39,6 +41,7 @@ pub mod crypto;
 pub mod edge;
 pub mod edge_signature;
 pub mod error;
+pub mod event_cli;
 pub mod gateway;
 pub mod guard;
 pub mod idempotency;

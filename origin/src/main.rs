@@ -56,6 +56,11 @@ enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Define and run limited drops (through the running origin's operator routes).
+    Event {
+        #[command(subcommand)]
+        command: origin::event_cli::EventCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -130,6 +135,7 @@ async fn main() -> anyhow::Result<()> {
         Command::User {
             command: UserCommand::RevokeSessions { name },
         } => revoke_sessions(&name).await,
+        Command::Event { command } => origin::event_cli::run(command).await,
     }
 }
 
