@@ -204,3 +204,79 @@ async fn the_page_says_payments_are_paused_and_keeps_the_place() {
         screenshot.display()
     );
 }
+
+/// A drop's page at desktop and phone widths at once: the prequeue and the time of its
+/// draw, then — the drop held by its operator — the position, the progress bar and the
+/// held notice, then, resumed, the admitted state. Screenshots of each step, each width.
+#[tokio::test]
+async fn the_page_takes_a_drop_from_prequeue_to_draw_to_position_to_admitted() {
+    let system = System::start().await;
+    let now = harness::signed::now_ms();
+    let (status, defined) = system
+        .set_event(json!({
+            "eventId": "drop-12", "stock": 10, "amount": 1000, "gated": true,
+            "admitLimit": 2, "opensAt": now + 15_000, "prequeueFrom": now,
+            "name": "Winter drop",
+        }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{defined}");
+    let operator = |action: &'static str| {
+        let request = system
+            .http
+            .post(format!(
+                "{}/admin/events/drop-12/{action}",
+                system.origin_admin
+            ))
+            .bearer_auth(OPERATOR_TOKEN);
+        async move { request.send().await.expect("the origin answers").status() }
+    };
+    assert_eq!(operator("pause").await, StatusCode::OK);
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let artifacts = root.join("target/test-artifacts");
+    std::fs::create_dir_all(&artifacts).expect("an artifacts folder");
+    let mut browsers = Vec::new();
+    for width in ["desktop", "phone"] {
+        let user = format!("visitor-{width}");
+        system.add_user(&user, "visitor-password");
+        let mut browser = Command::new("node")
+            .arg(root.join("tests/browser/waiting_room.mjs"))
+            .arg(format!("{}/queue/drop-12", system.edge))
+            .args([user.as_str(), "visitor-password"])
+            .arg(artifacts.join(format!("waiting-room-drop-{width}.png")))
+            .args(["prequeue", width])
+            .current_dir(root)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node starts the browser script");
+        let lines = BufReader::new(browser.stdout.take().expect("its stdout")).lines();
+        browsers.push((width, browser, lines));
+    }
+    for (width, _, lines) in &mut browsers {
+        let line = lines.next().and_then(Result::ok).unwrap_or_default();
+        assert!(line.starts_with("PREQUEUED "), "{width}: {line:?}");
+    }
+    let mut positions = Vec::new();
+    for (width, _, lines) in &mut browsers {
+        let line = lines.next().and_then(Result::ok).unwrap_or_default();
+        let position = line
+            .strip_prefix("POSITION ")
+            .unwrap_or_default()
+            .to_owned();
+        assert!(["1", "2"].contains(&position.as_str()), "{width}: {line:?}");
+        positions.push(position);
+    }
+    positions.sort();
+    assert_eq!(positions, ["1", "2"], "one place each, drawn");
+
+    assert_eq!(operator("resume").await, StatusCode::OK);
+    for (width, mut browser, mut lines) in browsers {
+        let line = lines.next().and_then(Result::ok).unwrap_or_default();
+        assert!(line.starts_with("ADMITTED "), "{width}: {line:?}");
+        assert!(browser.wait().expect("the browser script ends").success());
+        for step in ["prequeue", "position", "admitted"] {
+            let shot = artifacts.join(format!("waiting-room-drop-{width}-{step}.png"));
+            assert!(shot.exists(), "no screenshot at {}", shot.display());
+        }
+    }
+}
