@@ -11,6 +11,8 @@
 // Worker's WebAssembly memory among them — are outside `usedBytes`, in
 // `backingStorageBytes`.
 
+import { connect } from "./inspector.mjs";
+
 const [address, service, poke] = process.argv.slice(2);
 if (!address || !service || !poke) {
   console.error("usage: isolate-heap.mjs HOST:PORT SERVICE URL");
@@ -25,27 +27,7 @@ if (targets.length !== 1) {
 }
 
 for (const target of targets) {
-  const socket = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => {
-    socket.onopen = resolve;
-    socket.onerror = () => reject(new Error("the inspector refused the connection"));
-  });
-  let next = 1;
-  const pending = new Map();
-  socket.onmessage = (event) => {
-    const message = JSON.parse(event.data);
-    const waiting = pending.get(message.id);
-    if (waiting) {
-      pending.delete(message.id);
-      message.error ? waiting.reject(new Error(message.error.message)) : waiting.resolve(message.result);
-    }
-  };
-  const send = (method, params = {}) =>
-    new Promise((resolve, reject) => {
-      const id = next++;
-      pending.set(id, { resolve, reject });
-      socket.send(JSON.stringify({ id, method, params }));
-    });
+  const { send, close } = await connect(target);
   // Sent together, handled in order.
   send("HeapProfiler.enable");
   send("HeapProfiler.collectGarbage");
@@ -59,7 +41,7 @@ for (const target of targets) {
     await (await fetch(poke)).arrayBuffer();
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  socket.close();
+  close();
   console.log(JSON.stringify({
     usedBytes: usage.usedSize,
     totalBytes: usage.totalSize,

@@ -8,6 +8,8 @@
 // it with `--inspector-addr`. Wasm functions keep their Rust names (worker-build runs no
 // wasm-opt here), so the Rust side is read by crate and function.
 
+import { connect } from "./inspector.mjs";
+
 const [address, secondsText] = process.argv.slice(2);
 const seconds = Number(secondsText ?? "5");
 if (!address || !(seconds > 0)) {
@@ -22,34 +24,13 @@ if (!target) {
   process.exit(1);
 }
 
-const socket = new WebSocket(target.webSocketDebuggerUrl);
-await new Promise((resolve, reject) => {
-  socket.onopen = resolve;
-  socket.onerror = () => reject(new Error("the inspector refused the connection"));
-});
-let next = 1;
-const pending = new Map();
-socket.onmessage = (event) => {
-  const message = JSON.parse(event.data);
-  const waiting = pending.get(message.id);
-  if (waiting) {
-    pending.delete(message.id);
-    message.error ? waiting.reject(new Error(message.error.message)) : waiting.resolve(message.result);
-  }
-};
-const send = (method, params = {}) =>
-  new Promise((resolve, reject) => {
-    const id = next++;
-    pending.set(id, { resolve, reject });
-    socket.send(JSON.stringify({ id, method, params }));
-  });
-
+const { send, close } = await connect(target);
 await send("Profiler.enable");
 await send("Profiler.setSamplingInterval", { interval: 100 });
 await send("Profiler.start");
 await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 const { profile } = await send("Profiler.stop");
-socket.close();
+close();
 
 // Self time per node, from the samples and the time between them.
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));

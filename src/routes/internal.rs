@@ -79,9 +79,7 @@ pub async fn configure_room(
     event_id: &str,
     now_ms: i64,
 ) -> Result<Response, ApiError> {
-    check_event_id(event_id)?;
-    let body = read_body(&mut req).await?;
-    verified_user(&req, &body, config, now_ms)?;
+    let body = signed_room_call(&mut req, config, event_id, now_ms).await?;
     let update: RoomUpdate = serde_json::from_slice(&body).map_err(|err| {
         ApiError::bad_request("INVALID_REQUEST", format!("expected a RoomUpdate: {err}"))
     })?;
@@ -132,14 +130,25 @@ pub async fn room_report(
     event_id: &str,
     now_ms: i64,
 ) -> Result<Response, ApiError> {
-    check_event_id(event_id)?;
-    let body = read_body(&mut req).await?;
-    verified_user(&req, &body, config, now_ms)?;
+    signed_room_call(&mut req, config, event_id, now_ms).await?;
     let report = room::report(env, event_id).await.map_err(|err| {
         worker::console_error!("{err}");
         ApiError::new(503, "QUEUE_UNAVAILABLE", "the room cannot answer")
     })?;
     Ok(Response::from_json(&report)?)
+}
+
+/// The body of a call about `event_id`'s room, once the origin's signature holds.
+async fn signed_room_call(
+    req: &mut Request,
+    config: &EdgeConfig,
+    event_id: &str,
+    now_ms: i64,
+) -> Result<Vec<u8>, ApiError> {
+    check_event_id(event_id)?;
+    let body = read_body(req).await?;
+    verified_user(req, &body, config, now_ms)?;
+    Ok(body)
 }
 
 /// The user a request signed by the origin names, once its signature holds.

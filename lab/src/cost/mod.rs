@@ -290,19 +290,25 @@ async fn tickets(
     let mut tickets = Vec::new();
     for i in 0..SAMPLED {
         let user = format!("line-{}", sampled(i));
-        let entered: Value = http
-            .post(format!("{edge}/queue/{LINE_EVENT}/enter"))
-            .bearer_auth(bearer(&user))
-            .send()
-            .await?
-            .json()
-            .await?;
-        let ticket = entered["ticket"]
-            .as_str()
-            .ok_or_else(|| anyhow::anyhow!("{user} entered without a ticket: {entered}"))?;
-        tickets.push((user, ticket.to_owned()));
+        let url = format!("{edge}/queue/{LINE_EVENT}/enter");
+        tickets.push((user.clone(), ticket(http, &url, &bearer(&user)).await?));
     }
     Ok(tickets)
+}
+
+/// The ticket the edge's enter at `url` answers the holder of `token`.
+pub async fn ticket(http: &reqwest::Client, url: &str, token: &str) -> anyhow::Result<String> {
+    let entered: Value = http
+        .post(url)
+        .bearer_auth(token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    entered["ticket"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow::anyhow!("entered without a ticket: {entered}"))
 }
 
 /// `POST /payments/confirm` by `user(i)`, a new order each time (numbered across the

@@ -27,7 +27,7 @@ pub struct Polled {
 
 /// Rounds of `/healthz` and ticket polls, one after the other: the machine is shared, so
 /// the ratio is taken within each round and the median round reported.
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 
 /// Polls at one size of the line.
 pub struct Polls {
@@ -71,20 +71,11 @@ where
 pub async fn polls(room: &Room, size: u64) -> anyhow::Result<Polls> {
     let sampled: Vec<u64> = (0..SAMPLED).map(|i| i * (size / SAMPLED)).collect();
     let mut held = Vec::new();
+    let enter = room.url(&format!("/queue/{EVENT}/enter"));
     for &n in &sampled {
-        let user = format!("u{n}");
-        let entered: Value = room
-            .http
-            .post(room.url(&format!("/queue/{EVENT}/enter")))
-            .bearer_auth(bearer(&user))
-            .send()
-            .await?
-            .json()
-            .await?;
-        let ticket = entered["ticket"]
-            .as_str()
-            .ok_or_else(|| anyhow::anyhow!("{user} entered without a ticket: {entered}"))?;
-        held.push((n, bearer(&user), ticket.to_owned()));
+        let token = bearer(&format!("u{n}"));
+        let ticket = crate::cost::ticket(&room.edge_http, &enter, &token).await?;
+        held.push((n, token, ticket));
     }
     let held = Arc::new(held);
     let status = room.url(&format!("/queue/{EVENT}/status"));

@@ -96,7 +96,7 @@ fn polls(text: &mut String, rows: &[Figures]) {
         "\n## Polls through the edge\n\n\
          The edge's own routes, {CONCURRENCY} requests at once in a closed loop, each row after \
          a warm-up of its own kind; `/healthz` and the ticket polls are measured in turn, \
-         three rounds, and the round of the median ratio shown; 64 users spread over the line poll, each with its access \
+         five rounds, and the round of the median ratio shown; 64 users spread over the line poll, each with its access \
          token, with or without the ticket its enter answered. *CPU* is workerd's CPU time \
          per request (all its threads, `/proc`; the room's work included); *room calls/s* is \
          what the edge's `/healthz` counts of its calls to rooms, over the row's time. \
