@@ -25,7 +25,10 @@ fn an_older_dev_vars_gets_what_it_lacks_and_keeps_every_value() {
     std::fs::write(&file, old).expect("an old file");
     let (said, now) = dev_vars(&file);
     assert!(said.contains("added GATEWAY_CALLBACK_SECRET"), "{said}");
-    assert!(now.starts_with(old), "nothing that was there changed:\n{now}");
+    assert!(
+        now.starts_with(old),
+        "nothing that was there changed:\n{now}"
+    );
     let added = now
         .lines()
         .find_map(|line| line.strip_prefix("GATEWAY_CALLBACK_SECRET='"))
@@ -33,7 +36,11 @@ fn an_older_dev_vars_gets_what_it_lacks_and_keeps_every_value() {
     assert_eq!(added.trim_end_matches('\'').len(), 64, "{now}");
 
     let (said, again) = dev_vars(&file);
-    assert_eq!((said.as_str(), again.as_str()), ("", now.as_str()), "complete: left alone");
+    assert_eq!(
+        (said.as_str(), again.as_str()),
+        ("", now.as_str()),
+        "complete: left alone"
+    );
 }
 
 #[test]

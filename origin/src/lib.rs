@@ -28,13 +28,15 @@
 //! - [`users`] — argon2id passwords, `origin user add` and `revoke-sessions`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
-//! - [`metrics`] — Prometheus text, on its own listener.
+//! - [`metrics`] — Prometheus text, on its own listener; [`backlog`] — what waits for
+//!   someone (the oldest UNKNOWN payment, reconciliation items), sampled into it.
 //! - [`log_writer`] — log output that drops and counts what it cannot write, never fails.
 //! - [`supervisor`] — the recovery loop's cycles, each caught if it panics; its heartbeat.
 //! - [`config`] — the environment, parsed once into [`config::OriginConfig`].
 //! - [`error`] — the one mapping from a refusal to HTTP.
 //! - [`clock`] — the one place the wall clock is read.
 
+pub mod backlog;
 pub mod clock;
 pub mod config;
 pub mod crypto;

@@ -9,7 +9,6 @@ use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use prometheus_client::encoding::text::encode;
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -18,73 +17,9 @@ use prometheus_client::registry::Registry;
 
 use crate::policy::breaker::{BreakerMode, BreakerState, Transition};
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct StatusLabel {
-    status: &'static str,
-}
+mod labels;
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct GuardLabel {
-    guard: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ReasonLabel {
-    guard: &'static str,
-    reason: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResultLabel {
-    guard: &'static str,
-    result: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct StateLabel {
-    guard: &'static str,
-    state: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ModeLabel {
-    guard: &'static str,
-    mode: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct TransitionLabel {
-    guard: &'static str,
-    from: &'static str,
-    to: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct OperationLabel {
-    operation: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabel {
-    method: String,
-    route: String,
-    status: u16,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct OutcomeLabel {
-    outcome: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct TaskLabel {
-    task: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct IdempotencyLabel {
-    answer: &'static str,
-}
+use labels::*;
 
 type IntGauge = Gauge<i64, AtomicI64>;
 
@@ -106,6 +41,8 @@ pub struct Metrics {
     late_approvals: Family<OutcomeLabel, Counter>,
     reconciliation_findings: Family<OutcomeLabel, Counter>,
     task_panics: Family<TaskLabel, Counter>,
+    unknown_oldest_age: IntGauge,
+    reconciliation_pending: IntGauge,
 }
 
 /// Counts one gateway call in flight for as long as it lives.
@@ -231,6 +168,19 @@ impl Default for Metrics {
              EXTERNAL_ONLY, INTERNAL_ONLY, and SKIPPED for the file's rows left out",
             reconciliation_findings.clone(),
         );
+        let unknown_oldest_age = IntGauge::default();
+        registry.register(
+            "unknown_oldest_age_seconds",
+            "How long the oldest UNKNOWN payment has been waiting for its outcome (0: none), \
+             sampled every 15 s",
+            unknown_oldest_age.clone(),
+        );
+        let reconciliation_pending = IntGauge::default();
+        registry.register(
+            "reconciliation_pending",
+            "Reconciliation items waiting for an operator, sampled every 15 s",
+            reconciliation_pending.clone(),
+        );
         Self {
             registry,
             payments,
@@ -249,11 +199,21 @@ impl Default for Metrics {
             late_approvals,
             reconciliation_findings,
             task_panics,
+            unknown_oldest_age,
+            reconciliation_pending,
         }
     }
 }
 
 impl Metrics {
+    /// What waits for someone, as `backlog.rs` last sampled it.
+    pub fn backlog(&self, unknown_oldest_age: Duration, reconciliation_pending: u64) {
+        self.unknown_oldest_age
+            .set(i64::try_from(unknown_oldest_age.as_secs()).unwrap_or(i64::MAX));
+        self.reconciliation_pending
+            .set(i64::try_from(reconciliation_pending).unwrap_or(i64::MAX));
+    }
+
     pub fn gateway_call_started(&self, guard: &'static str) -> InFlight {
         let gauge = self.gateway_in_flight.get_or_create(&GuardLabel { guard });
         gauge.inc();

@@ -112,6 +112,10 @@ pub async fn serve(
         APPROVE_GUARD,
         store.clone(),
     ));
+    let backlog = tokio::spawn(crate::backlog::sample_every_interval(
+        store.clone(),
+        metrics.clone(),
+    ));
     let purge = tokio::spawn(idempotency::purge_expired(store, metrics.clone()));
     let recover = tokio::spawn(recovery.run_every_interval());
     let api = TcpListener::bind(config.listen)
@@ -162,6 +166,7 @@ pub async fn serve(
         metrics.into_future()
     );
     purge.abort();
+    backlog.abort();
     recover.abort();
     follow.abort();
     if let Some(purge_nonces) = purge_nonces {

@@ -22,6 +22,11 @@ impl System {
         self.origin_env.push((name.to_owned(), value.to_owned()));
     }
 
+    /// The origin's `DATABASE_URL`.
+    pub fn database_url(&self) -> &str {
+        &self.database_url
+    }
+
     /// Unsets variable `name` of the origin's commands (the running origin keeps it).
     pub fn unset_origin_env(&mut self, name: &str) {
         self.origin_env.retain(|(known, _)| known != name);
