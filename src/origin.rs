@@ -2,8 +2,8 @@
 
 use rules::paused;
 use rules::signing::{
-    SignedRequest, IDEMPOTENCY_KEY_HEADER, NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER,
-    USER_HEADER,
+    SignedRequest, IDEMPOTENCY_KEY_HEADER, NONCE_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER,
+    TIMESTAMP_HEADER, USER_HEADER,
 };
 use worker::js_sys::Uint8Array;
 use worker::{AbortSignal, Fetch, Headers, Method, Request, RequestInit, Response};
@@ -23,6 +23,8 @@ pub struct OriginCall<'a> {
     pub user_id: &'a str,
     pub idempotency_key: Option<&'a str>,
     pub body: Option<Vec<u8>>,
+    /// The request's id, signed and sent to the origin, and logged here with its answer.
+    pub request_id: &'a str,
 }
 
 impl OriginCall<'_> {
@@ -34,8 +36,11 @@ impl OriginCall<'_> {
 
     /// Signs and sends the call, and reads the origin's whole answer.
     pub async fn answer(self, config: &EdgeConfig, now_ms: i64) -> Result<OriginAnswer, ApiError> {
-        let mut raw = self.send(config, now_ms).await?;
-        OriginAnswer::read(&mut raw).await
+        let (request_id, method, path) = (self.request_id, self.method.clone(), self.path.clone());
+        let sent = self.send(config, now_ms).await;
+        let status = sent.as_ref().map_or(0, Response::status_code);
+        worker::console_log!("request {request_id}: {method:?} {path} -> origin {status}");
+        OriginAnswer::read(&mut sent?).await
     }
 
     /// Signs the call at `now_ms`, sends it, and returns the origin's raw answer.
@@ -49,6 +54,7 @@ impl OriginCall<'_> {
             nonce: &nonce,
             user_id: self.user_id,
             idempotency_key: self.idempotency_key.unwrap_or_default(),
+            request_id: self.request_id,
             body: &body,
         }
         .sign(&config.origin_secret)
@@ -59,6 +65,7 @@ impl OriginCall<'_> {
         headers.set(TIMESTAMP_HEADER, &now_ms.to_string())?;
         headers.set(NONCE_HEADER, &nonce)?;
         headers.set(SIGNATURE_HEADER, &signature)?;
+        headers.set(REQUEST_ID_HEADER, self.request_id)?;
         if let Some(key) = self.idempotency_key {
             headers.set(IDEMPOTENCY_KEY_HEADER, key)?;
         }

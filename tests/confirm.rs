@@ -25,6 +25,7 @@ fn signed_confirm(body: &[u8]) -> SignedRequest<'_> {
         nonce: NONCE_A,
         user_id: "user-1",
         idempotency_key: "key-1",
+        request_id: "",
         body,
     }
 }
@@ -337,6 +338,7 @@ async fn a_signed_request_replayed_to_another_instance_is_refused() {
         nonce: &nonce,
         user_id: "user-1",
         idempotency_key: "",
+        request_id: "",
         body: b"",
     };
     let first = system

@@ -73,6 +73,7 @@ async fn recent_payments(system: &System) -> reqwest::Response {
             nonce: &nonce,
             user_id: "user-1",
             idempotency_key: "",
+            request_id: "",
             body: b"",
         })
         .send()

@@ -10,14 +10,18 @@ use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
-        // Harnesses capture stderr to files and grep the listen line.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_writer(std::io::stderr);
+    // LOG_FORMAT=json: one JSON object per line. Harnesses capture stderr to files and
+    // grep the listen line, in either format.
+    if std::env::var("LOG_FORMAT").is_ok_and(|format| format == "json") {
+        logs.json().init();
+    } else {
+        logs.with_ansi(std::io::stderr().is_terminal()).init();
+    }
 
     let config = Config::from_env()?;
     let state = match config.callbacks {

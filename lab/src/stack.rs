@@ -132,6 +132,7 @@ impl Stack {
             nonce: &nonce,
             user_id: user,
             idempotency_key: key,
+            request_id: "",
             body,
         };
         signed_request(&self.http, &self.origin, EDGE_SECRET.as_bytes(), &request)

@@ -119,6 +119,7 @@ impl Edge {
             nonce: &nonce,
             user_id,
             idempotency_key: "",
+            request_id: "",
             body: body.as_bytes(),
         }
         .sign(&self.secret)?;

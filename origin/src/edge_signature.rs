@@ -19,8 +19,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use rules::confirm::{InvalidConfirm, MAX_BODY_BYTES};
 use rules::signing::{
-    SignedRequest, IDEMPOTENCY_KEY_HEADER, MAX_SKEW_MS, NONCE_HEADER, SIGNATURE_HEADER,
-    TIMESTAMP_HEADER, USER_HEADER,
+    SignedRequest, IDEMPOTENCY_KEY_HEADER, MAX_SKEW_MS, NONCE_HEADER, REQUEST_ID_HEADER,
+    SIGNATURE_HEADER, TIMESTAMP_HEADER, USER_HEADER,
 };
 
 use crate::clock::now_ms;
@@ -125,6 +125,7 @@ impl EdgeVerifier {
             nonce,
             user_id,
             idempotency_key: header(IDEMPOTENCY_KEY_HEADER).unwrap_or_default(),
+            request_id: header(REQUEST_ID_HEADER).unwrap_or_default(),
             body,
         }
         .verify(&self.secret, signature, now_ms)

@@ -28,6 +28,7 @@
 //! - [`users`] — argon2id passwords, `origin user add` and `revoke-sessions`.
 //! - [`gateway`] — the PG's HTTP protocol, and what each answer lets us know.
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
+//! - [`request_id`] — every request's id, in its log lines, its answer and its errors.
 //! - [`metrics`] — Prometheus text, on its own listener; [`backlog`] — what waits for
 //!   someone (the oldest UNKNOWN payment, reconciliation items), sampled into it.
 //! - [`log_writer`] — log output that drops and counts what it cannot write, never fails.
@@ -53,6 +54,7 @@ pub mod operator_auth;
 pub mod overload;
 pub mod policy;
 pub mod recovery;
+pub mod request_id;
 pub mod rotation;
 pub mod routes;
 pub mod server;

@@ -92,14 +92,19 @@ enum UserCommand {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(origin::log_writer::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         // Its report of a failed write is an `eprintln!`, which panics when standard error
         // is the pipe that failed: the writer drops and counts instead (log_writer.rs).
-        .log_internal_errors(false)
-        .init();
+        .log_internal_errors(false);
+    // LOG_FORMAT=json: one JSON object per line, the span's fields (the request id) in it.
+    if std::env::var("LOG_FORMAT").is_ok_and(|format| format == "json") {
+        logs.json().with_current_span(true).init();
+    } else {
+        logs.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init();
+    }
     match Cli::parse().command {
         Command::Serve => {
             let config = OriginConfig::from_env()?;

@@ -29,6 +29,7 @@ pub mod paused;
 pub mod queue;
 pub mod rate_limit;
 pub mod refresh;
+pub mod request_id;
 pub mod signing;
 pub mod sliding_window;
 pub mod token;

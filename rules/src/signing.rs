@@ -6,13 +6,14 @@
 //! so they cannot drift apart.
 //!
 //! ```text
-//! edge-v1\n
+//! edge-v2\n
 //! {METHOD}\n
 //! {path and query, exactly as sent}\n
 //! {timestamp, epoch milliseconds}\n
 //! {nonce}\n
 //! {user id, empty when there is none}\n
 //! {Idempotency-Key, empty when there is none}\n
+//! {X-Request-Id, empty when there is none}\n
 //! {lowercase hex SHA-256 of the body}
 //! ```
 //!
@@ -34,11 +35,14 @@ pub const NONCE_HEADER: &str = "x-edge-nonce";
 pub const SIGNATURE_HEADER: &str = "x-edge-signature";
 /// Header carrying the client's idempotency key, passed through unchanged.
 pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
+/// Header carrying the request's id (`crate::request_id`), signed so the origin's log
+/// names the request the edge answered.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// A signature older or newer than this, against the verifier's clock, is stale.
 pub const MAX_SKEW_MS: i64 = 30_000;
 
-const VERSION: &str = "edge-v1";
+const VERSION: &str = "edge-v2";
 const MAX_FIELD_LEN: usize = 2048;
 
 /// The parts of a request that the signature covers.
@@ -50,6 +54,7 @@ pub struct SignedRequest<'a> {
     pub nonce: &'a str,
     pub user_id: &'a str,
     pub idempotency_key: &'a str,
+    pub request_id: &'a str,
     pub body: &'a [u8],
 }
 
@@ -78,6 +83,7 @@ impl SignedRequest<'_> {
             ("nonce", self.nonce),
             ("user", self.user_id),
             ("idempotency key", self.idempotency_key),
+            ("request id", self.request_id),
         ];
         for (name, value) in fields {
             if value.len() > MAX_FIELD_LEN || value.chars().any(char::is_control) {
@@ -86,13 +92,14 @@ impl SignedRequest<'_> {
         }
         let body_digest = hex::encode(Sha256::digest(self.body));
         Ok(format!(
-            "{VERSION}\n{}\n{}\n{}\n{}\n{}\n{}\n{body_digest}",
+            "{VERSION}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{body_digest}",
             self.method,
             self.path_and_query,
             self.timestamp_ms,
             self.nonce,
             self.user_id,
             self.idempotency_key,
+            self.request_id,
         ))
     }
 
@@ -206,6 +213,7 @@ mod tests {
             nonce: "6f1c0a9e3b7d4f21a8c5e0d2b4f6a8c1",
             user_id: "user-42",
             idempotency_key: "key-1",
+            request_id: "req-7",
             body,
         }
     }
@@ -215,8 +223,8 @@ mod tests {
         let canonical = request(b"").canonical_string().unwrap();
         assert_eq!(
             canonical,
-            "edge-v1\nPOST\n/payments/confirm\n1800000000000\n\
-             6f1c0a9e3b7d4f21a8c5e0d2b4f6a8c1\nuser-42\nkey-1\n\
+            "edge-v2\nPOST\n/payments/confirm\n1800000000000\n\
+             6f1c0a9e3b7d4f21a8c5e0d2b4f6a8c1\nuser-42\nkey-1\nreq-7\n\
              e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
     }
@@ -266,6 +274,10 @@ mod tests {
             },
             SignedRequest {
                 idempotency_key: "key-2",
+                ..original
+            },
+            SignedRequest {
+                request_id: "req-8",
                 ..original
             },
             SignedRequest {

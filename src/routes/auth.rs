@@ -59,6 +59,7 @@ pub async fn login(
     env: &Env,
     config: &EdgeConfig,
     now_ms: i64,
+    request_id: &str,
 ) -> Result<Response, ApiError> {
     let body = read_body(&mut req).await?;
     let credentials = Credentials::parse(&body)
@@ -71,7 +72,7 @@ pub async fn login(
         now_ms,
     )
     .await?;
-    match sign_in(body, env, config, now_ms).await {
+    match sign_in(body, env, config, now_ms, request_id).await {
         Ok(response) => admission.decorate(response),
         Err(refusal) => Err(admission.decorate_refusal(refusal)),
     }
@@ -83,6 +84,7 @@ async fn sign_in(
     env: &Env,
     config: &EdgeConfig,
     now_ms: i64,
+    request_id: &str,
 ) -> Result<Response, ApiError> {
     let answer = OriginCall {
         method: Method::Post,
@@ -90,6 +92,7 @@ async fn sign_in(
         user_id: "",
         idempotency_key: None,
         body: Some(body),
+        request_id,
     }
     .answer(config, now_ms)
     .await?;

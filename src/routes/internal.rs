@@ -177,6 +177,7 @@ fn verified_user(
         nonce: &nonce,
         user_id: &user_id,
         idempotency_key: "",
+        request_id: "",
         body,
     }
     .verify(&config.origin_secret, &signature, now_ms)

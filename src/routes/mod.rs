@@ -12,7 +12,8 @@ pub mod internal;
 pub mod payments;
 pub mod queue;
 
-use worker::{Context, Env, Method, Request, Response};
+use rules::signing::REQUEST_ID_HEADER;
+use worker::{Context, Env, Headers, Method, Request, Response};
 
 use crate::auth::{authenticate, verify_bearer};
 use crate::clock;
@@ -24,9 +25,34 @@ use crate::rate_limit::{Admission, Limits};
 /// Answers one request. Every refusal becomes a JSON error body here. `ctx` carries
 /// work that must not hold the answer back.
 pub async fn dispatch(req: Request, env: &Env, ctx: &Context) -> worker::Result<Response> {
-    match route(req, env, ctx).await {
-        Ok(response) => Ok(response),
-        Err(err) => err.into_response(),
+    let request_id = request_id_of(&req)?;
+    let response = match route(req, env, ctx, &request_id).await {
+        Ok(response) => response,
+        Err(err) => err.into_response()?,
+    };
+    // Every answer says its request's id.
+    if response
+        .headers()
+        .set(REQUEST_ID_HEADER, &request_id)
+        .is_ok()
+    {
+        return Ok(response);
+    }
+    // An answer whose headers cannot change: the same, with headers that can.
+    let headers = Headers::new();
+    for (name, value) in response.headers().entries() {
+        headers.set(&name, &value)?;
+    }
+    headers.set(REQUEST_ID_HEADER, &request_id)?;
+    Ok(response.with_headers(headers))
+}
+
+/// The request's id: the client's `X-Request-Id` when well formed, else a fresh one.
+fn request_id_of(req: &Request) -> worker::Result<String> {
+    let given = req.headers().get(REQUEST_ID_HEADER)?;
+    match given.filter(|id| rules::request_id::well_formed(id)) {
+        Some(id) => Ok(id),
+        None => crate::random::id().map_err(|err| worker::Error::RustError(err.message)),
     }
 }
 
@@ -41,7 +67,12 @@ enum Authenticated<'p> {
     QueueLeave(&'p str),
 }
 
-async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
+async fn route(
+    req: Request,
+    env: &Env,
+    ctx: &Context,
+    request_id: &str,
+) -> Result<Response, ApiError> {
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let method = req.method();
@@ -64,7 +95,9 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
     })?;
     let now_ms = clock::now_ms();
     let authenticated = match (&method, segments.as_slice()) {
-        (Method::Post, ["auth", "login"]) => return auth::login(req, env, &config, now_ms).await,
+        (Method::Post, ["auth", "login"]) => {
+            return auth::login(req, env, &config, now_ms, request_id).await
+        }
         (Method::Post, ["auth", "refresh"]) => {
             return auth::refresh(req, env, &config, now_ms).await
         }
@@ -126,7 +159,7 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         Authenticated::Me => auth::me(&caller.claims),
         Authenticated::LogoutAll => auth::logout_all(env, &caller.claims, now_ms).await,
         Authenticated::Confirm => {
-            payments::confirm(req, env, ctx, &config, &caller.claims, now_ms).await
+            payments::confirm(req, env, ctx, &config, &caller.claims, now_ms, request_id).await
         }
         Authenticated::QueueEnter(event_id) => {
             queue::enter(env, &config, event_id, &caller.claims, now_ms).await
@@ -134,7 +167,7 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
         Authenticated::QueueStatus(event_id) => queue::status(env, event_id, &caller.claims).await,
         Authenticated::QueueLeave(event_id) => queue::leave(env, event_id, &caller.claims).await,
         Authenticated::Payment(order_id) => {
-            payments::get(order_id, &config, &caller.claims, now_ms).await
+            payments::get(order_id, &config, &caller.claims, now_ms, request_id).await
         }
     }?;
     admission.decorate(response)

@@ -25,6 +25,7 @@ pub async fn confirm(
     config: &EdgeConfig,
     caller: &AccessClaims,
     now_ms: i64,
+    request_id: &str,
 ) -> Result<Response, ApiError> {
     let idempotency_key = req.headers().get(IDEMPOTENCY_KEY_HEADER)?;
     let idempotency_key = check_idempotency_key(idempotency_key.as_deref())?;
@@ -47,6 +48,7 @@ pub async fn confirm(
         user_id: &caller.sub,
         idempotency_key: Some(idempotency_key),
         body: Some(body),
+        request_id,
     }
     .answer(config, now_ms)
     .await?;
@@ -218,6 +220,7 @@ pub async fn get(
     config: &EdgeConfig,
     caller: &AccessClaims,
     now_ms: i64,
+    request_id: &str,
 ) -> Result<Response, ApiError> {
     check_order_id(order_id)?;
     OriginCall {
@@ -226,6 +229,7 @@ pub async fn get(
         user_id: &caller.sub,
         idempotency_key: None,
         body: None,
+        request_id,
     }
     .forward(config, now_ms)
     .await

@@ -70,6 +70,7 @@ impl System {
                 nonce: &nonce,
                 user_id: user,
                 idempotency_key: key.unwrap_or_default(),
+                request_id: "",
                 body: body.as_bytes(),
             },
         )
@@ -87,6 +88,7 @@ impl System {
             nonce: &nonce,
             user_id: user,
             idempotency_key: "",
+            request_id: "",
             body: b"",
         })
         .send()

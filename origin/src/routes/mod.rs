@@ -73,6 +73,9 @@ pub fn app(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn_with_state(BODY_DEADLINE, read_body_first))
         .layer(from_fn_with_state(state.metrics.clone(), count_requests))
+        .layer(axum::middleware::from_fn(
+            crate::request_id::with_request_id,
+        ))
         .with_state(state)
 }
 
@@ -120,6 +123,9 @@ pub fn admin_app(state: AppState) -> Router {
     operator
         .merge(reconciliation)
         .layer(from_fn_with_state(state.metrics.clone(), count_requests))
+        .layer(axum::middleware::from_fn(
+            crate::request_id::with_request_id,
+        ))
         .with_state(state)
 }
 

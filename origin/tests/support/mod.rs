@@ -159,6 +159,7 @@ pub fn edge_headers(
         nonce: &nonce,
         user_id: "user-1",
         idempotency_key: key,
+        request_id: "",
         body,
     }
     .sign(secret)
