@@ -151,31 +151,8 @@ async fn warm_up(system: &System) {
     assert!(forced.status().is_success());
     system.confirm_order("o-refused").await;
 
-    let day = chrono::DateTime::from_timestamp_millis(harness::signed::now_ms())
-        .expect("now")
-        .date_naive();
-    let file = system
-        .http
-        .get(format!(
-            "{}/v1/settlements?date={day}&encoding=utf-8",
-            system.gateway
-        ))
-        .send()
-        .await
-        .expect("the simulator answers")
-        .bytes()
-        .await
-        .expect("the file");
-    let run = system
-        .http
-        .post(format!("{}/admin/reconciliations/run", system.origin_admin))
-        .bearer_auth(support::OPERATOR_TOKEN)
-        .header("content-type", "text/csv; charset=utf-8")
-        .body(file)
-        .send()
-        .await
-        .expect("the origin answers");
-    assert!(run.status().is_success(), "{:?}", run.text().await);
+    let file = system.settlement_file_of_today().await;
+    system.reconcile(file).await;
 }
 
 #[tokio::test]

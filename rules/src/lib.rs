@@ -21,6 +21,7 @@
 pub mod callback;
 pub mod confirm;
 pub mod credentials;
+pub mod csp;
 mod dotted;
 pub mod drop;
 pub mod expiring;

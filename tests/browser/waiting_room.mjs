@@ -14,7 +14,7 @@
 //   -admitted before its extension.
 // VIEWPORT is `desktop` (1280×800, the default) or `phone` (375×740).
 // Usage: node waiting_room.mjs PAGE_URL USERNAME PASSWORD SCREENSHOT_PATH [admitted|sold-out|paused|prequeue] [VIEWPORT]
-import { chromium } from "playwright-core";
+import { launch } from "./launch.mjs";
 
 const [url, username, password, screenshot, ending = "admitted", viewport = "desktop"] = process.argv.slice(2);
 const sizes = { desktop: { width: 1280, height: 800 }, phone: { width: 375, height: 740 } };
@@ -39,13 +39,7 @@ async function prequeueToAdmitted(page, blocked) {
   console.log("ADMITTED " + (await page.locator("#until").textContent()));
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-  ],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: sizes[viewport] });
   // The page runs under a strict Content-Security-Policy: anything it blocks is a failure.

@@ -221,4 +221,41 @@ impl System {
             .await
             .expect("the ledger is JSON")
     }
+
+    /// The simulator's settlement file of today (UTC), as CSV text.
+    pub async fn settlement_file_of_today(&self) -> String {
+        let day = chrono::DateTime::from_timestamp_millis(harness::signed::now_ms())
+            .expect("now")
+            .date_naive();
+        self.http
+            .get(format!(
+                "{}/v1/settlements?date={day}&encoding=utf-8",
+                self.gateway
+            ))
+            .send()
+            .await
+            .expect("the simulator answers")
+            .text()
+            .await
+            .expect("the file")
+    }
+
+    /// Reconciles the settlement `file` (CSV) at the origin: its report.
+    pub async fn reconcile(&self, file: String) -> serde_json::Value {
+        let run = self
+            .http
+            .post(format!("{}/admin/reconciliations/run", self.origin_admin))
+            .bearer_auth(OPERATOR_TOKEN)
+            .header("content-type", "text/csv; charset=utf-8")
+            .body(file)
+            .send()
+            .await
+            .expect("the origin answers");
+        assert!(
+            run.status().is_success(),
+            "reconciliation refused: {}",
+            run.status()
+        );
+        run.json().await.expect("JSON")
+    }
 }

@@ -138,6 +138,17 @@ pub async fn put_event(
     Ok(Json(answer))
 }
 
+/// The most events `GET /admin/events` lists.
+const MAX_LISTED: u32 = 1_000;
+
+/// `GET /admin/events`: `{events}`, each `{eventId, stock, amount, reserved, sold}`, by id.
+pub async fn list_events(
+    State(state): State<AppState>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let events = state.store.events(MAX_LISTED).await?;
+    Ok(Json(serde_json::json!({ "events": events })))
+}
+
 /// `POST /admin/events/{eventId}/pause` | `resume` | `close`.
 pub async fn set_room_state(
     State(state): State<AppState>,

@@ -12,6 +12,7 @@
 
 pub mod admin;
 pub mod callback;
+pub mod console;
 pub mod credentials;
 pub mod events;
 pub mod payments;
@@ -91,7 +92,10 @@ pub fn admin_app(state: AppState) -> Router {
         .route("/admin/guard/breaker", post(admin::set_breaker))
         .route("/admin/payments", get(admin::payments))
         .route("/admin/recovery/run", post(admin::run_recovery))
-        .route("/admin/events", post(events::put_event))
+        .route(
+            "/admin/events",
+            get(events::list_events).post(events::put_event),
+        )
         .route("/admin/events/{event_id}", get(events::get_event))
         .route(
             "/admin/events/{event_id}/{action}",
@@ -108,6 +112,7 @@ pub fn admin_app(state: AppState) -> Router {
         ))
         .route_layer(from_fn_with_state(state.operator.clone(), require_operator))
         .route("/healthz", get(healthz))
+        .route("/admin/console", get(console::page))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn_with_state(BODY_DEADLINE, read_body_first));

@@ -176,6 +176,9 @@ pub trait Store: Send + Sync + 'static {
     /// The event and its units now.
     async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError>;
 
+    /// The first `limit` events by id, with their units now.
+    async fn events(&self, limit: u32) -> Result<Vec<EventView>, StoreError>;
+
     /// Marks a FAILED payment the PG approved after all: its charge must be cancelled.
     /// Recovery claims it from `next_attempt_at` until [`Store::record_refunded`].
     /// False when the payment is not FAILED.

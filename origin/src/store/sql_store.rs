@@ -229,6 +229,10 @@ sql_bounds! {
         self.sql().event(event_id).await
     }
 
+    async fn events(&self, limit: u32) -> Result<Vec<EventView>, StoreError> {
+        self.sql().events(limit).await
+    }
+
     async fn mark_refund_due(
         &self,
         payment_id: i64,
