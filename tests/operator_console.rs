@@ -10,7 +10,6 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
 use support::{System, OPERATOR_TOKEN};
 
 #[tokio::test]
