@@ -5,8 +5,8 @@
 //   node --experimental-websocket scripts/profile-edge.mjs 127.0.0.1:9229 5
 //
 // The inspector protocol is the V8 one (Profiler.start / Profiler.stop); workerd serves
-// it with `--inspector-addr`. Wasm functions keep their Rust names (worker-build runs no
-// wasm-opt here), so the Rust side is read by crate and function.
+// it with `--inspector-addr`. Wasm functions keep their Rust names (worker-build runs
+// wasm-opt with --debuginfo), so the Rust side is read by crate and function.
 
 import { connect } from "./inspector.mjs";
 
