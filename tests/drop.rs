@@ -14,7 +14,7 @@ use reqwest::StatusCode;
 use rules::queue::draw::{self, SEED_BYTES};
 use serde_json::{json, Value};
 use support::room::{enter, leave, queue_call, start, status};
-use support::{System, OPERATOR_TOKEN};
+use support::System;
 
 const EVENT: &str = "drop-spring";
 const PEOPLE: usize = 500;
@@ -24,18 +24,8 @@ async fn start_drop() -> System {
 }
 
 async fn admin(system: &System, method: reqwest::Method, path: &str) -> (StatusCode, Value) {
-    let answer = system
-        .http
-        .request(
-            method,
-            format!("{}/admin/events{path}", system.origin_admin),
-        )
-        .bearer_auth(OPERATOR_TOKEN)
-        .send()
-        .await
-        .expect("the origin answers");
-    let status = answer.status();
-    (status, answer.json().await.expect("JSON"))
+    let url = format!("{}/admin/events{path}", system.origin_admin);
+    system.operator_call(system.http.request(method, url)).await
 }
 
 async fn room_status(system: &System) -> Value {

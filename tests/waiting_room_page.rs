@@ -15,16 +15,28 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::{EdgeSetup, System, OPERATOR_TOKEN};
 
-/// The browser script on `event`'s page, signed in as a new user `visitor`, waiting for
-/// the page's last state `ending`; its stdout by lines, and where its screenshot goes
-/// (`file` in the artifacts folder).
+/// The browser script on `event`'s page at the desktop width, signed in as a new user
+/// `visitor`, waiting for the page's last state `ending`; its stdout by lines, and where
+/// its screenshot goes (`file` in the artifacts folder).
 fn open_page(
     system: &System,
     event: &str,
     ending: &str,
     file: &str,
 ) -> (Child, Lines<BufReader<ChildStdout>>, PathBuf) {
-    system.add_user("visitor", "visitor-password");
+    open_page_as(system, event, "visitor", ending, "desktop", file)
+}
+
+/// [`open_page`] as a new user `user`, at `width` (`desktop` or `phone`).
+fn open_page_as(
+    system: &System,
+    event: &str,
+    user: &str,
+    ending: &str,
+    width: &str,
+    file: &str,
+) -> (Child, Lines<BufReader<ChildStdout>>, PathBuf) {
+    system.add_user(user, "visitor-password");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let artifacts = root.join("target/test-artifacts");
     std::fs::create_dir_all(&artifacts).expect("an artifacts folder");
@@ -33,9 +45,9 @@ fn open_page(
     let mut browser = Command::new("node")
         .arg(root.join("tests/browser/waiting_room.mjs"))
         .arg(format!("{}/queue/{event}", system.edge))
-        .args(["visitor", "visitor-password"])
+        .args([user, "visitor-password"])
         .arg(&screenshot)
-        .arg(ending)
+        .args([ending, width])
         .current_dir(root)
         .stdout(Stdio::piped())
         .spawn()
@@ -232,24 +244,11 @@ async fn the_page_takes_a_drop_from_prequeue_to_draw_to_position_to_admitted() {
     };
     assert_eq!(operator("pause").await, StatusCode::OK);
 
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let artifacts = root.join("target/test-artifacts");
-    std::fs::create_dir_all(&artifacts).expect("an artifacts folder");
     let mut browsers = Vec::new();
     for width in ["desktop", "phone"] {
         let user = format!("visitor-{width}");
-        system.add_user(&user, "visitor-password");
-        let mut browser = Command::new("node")
-            .arg(root.join("tests/browser/waiting_room.mjs"))
-            .arg(format!("{}/queue/drop-12", system.edge))
-            .args([user.as_str(), "visitor-password"])
-            .arg(artifacts.join(format!("waiting-room-drop-{width}.png")))
-            .args(["prequeue", width])
-            .current_dir(root)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("node starts the browser script");
-        let lines = BufReader::new(browser.stdout.take().expect("its stdout")).lines();
+        let file = format!("waiting-room-drop-{width}.png");
+        let (browser, lines, _) = open_page_as(&system, "drop-12", &user, "prequeue", width, &file);
         browsers.push((width, browser, lines));
     }
     for (width, _, lines) in &mut browsers {
@@ -270,6 +269,7 @@ async fn the_page_takes_a_drop_from_prequeue_to_draw_to_position_to_admitted() {
     assert_eq!(positions, ["1", "2"], "one place each, drawn");
 
     assert_eq!(operator("resume").await, StatusCode::OK);
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
     for (width, mut browser, mut lines) in browsers {
         let line = lines.next().and_then(Result::ok).unwrap_or_default();
         assert!(line.starts_with("ADMITTED "), "{width}: {line:?}");

@@ -44,12 +44,13 @@ impl WaitingRoom {
         let mut seed = [0u8; SEED_BYTES];
         getrandom::fill(&mut seed).map_err(|err| worker::Error::RustError(err.to_string()))?;
         let order = draw::order(seed, &self.storage.prequeue_users()?);
-        for user in &order {
-            let changes = self.with_line(config, |line| Ok(line.enter(None, now).1))?;
-            self.with_line(config, |line| {
-                self.storage.write(&changes, Some(user), line, now)
-            })?;
-        }
+        self.with_line(config, |line| {
+            for user in &order {
+                let (_, changes) = line.enter(None, now);
+                self.storage.write(&changes, Some(user), line, now)?;
+            }
+            Ok(())
+        })?;
         let drawn = Draw {
             seed: hex::encode(seed),
             drawn_at: now,

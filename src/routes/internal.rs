@@ -83,23 +83,15 @@ pub async fn configure_room(
     let update: RoomUpdate = serde_json::from_slice(&body).map_err(|err| {
         ApiError::bad_request("INVALID_REQUEST", format!("expected a RoomUpdate: {err}"))
     })?;
-    let unavailable = |err: crate::durable_call::ObjectUnavailable| {
-        worker::console_error!("{err}");
-        ApiError::new(
-            503,
-            "QUEUE_UNAVAILABLE",
-            "the room or the directory cannot answer; send it again",
-        )
-    };
     let report = match room::configure(env, event_id, &update)
         .await
-        .map_err(unavailable)?
+        .map_err(room_unavailable)?
     {
         Configured::Applied(report) => report,
         // A retry of the update in force: applied once, answered again.
-        Configured::Stale { version } if version == update.version => {
-            room::report(env, event_id).await.map_err(unavailable)?
-        }
+        Configured::Stale { version } if version == update.version => room::report(env, event_id)
+            .await
+            .map_err(room_unavailable)?,
         Configured::Stale { version } => {
             return Err(ApiError::new(
                 409,
@@ -117,7 +109,7 @@ pub async fn configure_room(
     };
     directory::client::set(env, event_id, update.settings.gated, update.version)
         .await
-        .map_err(unavailable)?;
+        .map_err(room_unavailable)?;
     worker::console_log!("room {event_id}: version {} applied", update.version);
     Ok(Response::from_json(&report)?)
 }
@@ -131,11 +123,21 @@ pub async fn room_report(
     now_ms: i64,
 ) -> Result<Response, ApiError> {
     signed_room_call(&mut req, config, event_id, now_ms).await?;
-    let report = room::report(env, event_id).await.map_err(|err| {
-        worker::console_error!("{err}");
-        ApiError::new(503, "QUEUE_UNAVAILABLE", "the room cannot answer")
-    })?;
+    let report = room::report(env, event_id)
+        .await
+        .map_err(room_unavailable)?;
     Ok(Response::from_json(&report)?)
+}
+
+/// 503 `QUEUE_UNAVAILABLE`: the room (or the event directory) could not answer; the
+/// origin sends the call again.
+fn room_unavailable(err: crate::durable_call::ObjectUnavailable) -> ApiError {
+    worker::console_error!("{err}");
+    ApiError::new(
+        503,
+        "QUEUE_UNAVAILABLE",
+        "the room or the directory cannot answer; send it again",
+    )
 }
 
 /// The body of a call about `event_id`'s room, once the origin's signature holds.

@@ -137,30 +137,30 @@ impl System {
         }
     }
 
-    /// [`System::operator_get`] at the origin instance whose API is at `base`.
-    pub async fn operator_get_at(&self, base: &str, path: &str) -> serde_json::Value {
-        self.http
-            .get(format!("{}{path}", self.admin_of(base)))
+    /// `request` to an operator route, with the operator's token: status and JSON body.
+    pub async fn operator_call(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
+        let response = request
             .bearer_auth(OPERATOR_TOKEN)
             .send()
             .await
-            .expect("the origin answers")
-            .json()
-            .await
-            .expect("JSON")
+            .expect("the origin answers");
+        let status = response.status();
+        (status, response.json().await.expect("JSON"))
+    }
+
+    /// [`System::operator_get`] at the origin instance whose API is at `base`.
+    pub async fn operator_get_at(&self, base: &str, path: &str) -> serde_json::Value {
+        let url = format!("{}{path}", self.admin_of(base));
+        self.operator_call(self.http.get(url)).await.1
     }
 
     /// `POST /admin/recovery/run` at the origin instance at `base`: the cycle's report.
     pub async fn run_recovery_at(&self, base: &str) -> serde_json::Value {
-        self.http
-            .post(format!("{}/admin/recovery/run", self.admin_of(base)))
-            .bearer_auth(OPERATOR_TOKEN)
-            .send()
-            .await
-            .expect("the origin answers")
-            .json()
-            .await
-            .expect("a report")
+        let url = format!("{}/admin/recovery/run", self.admin_of(base));
+        self.operator_call(self.http.post(url)).await.1
     }
 
     /// `POST /admin/events` with `event` (`{eventId, stock, amount}`): status and body.
@@ -168,16 +168,8 @@ impl System {
         &self,
         event: serde_json::Value,
     ) -> (reqwest::StatusCode, serde_json::Value) {
-        let response = self
-            .http
-            .post(format!("{}/admin/events", self.origin_admin))
-            .bearer_auth(OPERATOR_TOKEN)
-            .json(&event)
-            .send()
-            .await
-            .expect("the origin answers");
-        let status = response.status();
-        (status, response.json().await.expect("JSON"))
+        let url = format!("{}/admin/events", self.origin_admin);
+        self.operator_call(self.http.post(url).json(&event)).await
     }
 
     /// The origin's metrics, from its own listener.
@@ -242,20 +234,16 @@ impl System {
 
     /// Reconciles the settlement `file` (CSV) at the origin: its report.
     pub async fn reconcile(&self, file: String) -> serde_json::Value {
-        let run = self
+        let request = self
             .http
             .post(format!("{}/admin/reconciliations/run", self.origin_admin))
-            .bearer_auth(OPERATOR_TOKEN)
             .header("content-type", "text/csv; charset=utf-8")
-            .body(file)
-            .send()
-            .await
-            .expect("the origin answers");
+            .body(file);
+        let (status, report) = self.operator_call(request).await;
         assert!(
-            run.status().is_success(),
-            "reconciliation refused: {}",
-            run.status()
+            status.is_success(),
+            "reconciliation refused: {status} {report}"
         );
-        run.json().await.expect("JSON")
+        report
     }
 }

@@ -8,7 +8,12 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use harness::ports::held_socket;
 use harness::workerd::{self, Worker, EDGE_OBJECTS};
+
+use super::{EdgeSetup, EDGE_SECRET, JWT_SECRET, KID};
 
 /// What serves the edge of a [`System`](super::System).
 #[derive(Clone, Copy, Default)]
@@ -38,6 +43,62 @@ fn port_of(url: &str) -> u16 {
 }
 
 impl super::System {
+    /// Starts the edge as `setup` says under `runtime`, its files in `base`, forwarding to
+    /// the origin at `origin`, listening on `edge_socket` (held until then).
+    pub(super) async fn start_edge(
+        &mut self,
+        setup: &EdgeSetup,
+        edge_runtime: EdgeRuntime,
+        base: std::path::PathBuf,
+        origin: String,
+        edge_socket: TcpListener,
+    ) -> Result<(), String> {
+        let jwt_keys = format!(
+            r#"[{{"kty":"oct","alg":"HS256","kid":"{KID}","k":"{}"}}]"#,
+            URL_SAFE_NO_PAD.encode(JWT_SECRET)
+        );
+        let mut vars = vec![
+            ("JWT_KEYS", jwt_keys),
+            ("JWT_SIGNING_KID", KID.to_owned()),
+            ("ORIGIN_SIGNING_SECRET", EDGE_SECRET.to_owned()),
+            ("ORIGIN_URL", origin),
+        ];
+        for (name, value) in &setup.vars {
+            vars.retain(|(known, _)| known != name);
+            vars.push((*name, value.clone()));
+        }
+        let launch = Launch {
+            runtime: edge_runtime,
+            base,
+            vars,
+            sessions_down: setup.sessions_down,
+        };
+        let twin_socket = match setup.twin {
+            true => Some(held_socket().map_err(|err| err.to_string())?),
+            false => None,
+        };
+        if let Some(twin) = &twin_socket {
+            let port = twin.local_addr().expect("a bound socket").port();
+            self.edge_twin = Some(format!("http://127.0.0.1:{port}"));
+        }
+        let edge = command(&launch, &edge_socket, twin_socket.as_ref());
+        // workerd listens on the socket itself, so it stays open until workerd runs;
+        // wrangler dev binds the port on its own, so it is closed first.
+        let held = match edge_runtime {
+            EdgeRuntime::Workerd => Some(edge_socket),
+            EdgeRuntime::WranglerDev => {
+                drop(edge_socket);
+                None
+            }
+        };
+        self.spawn("edge", edge);
+        drop((held, twin_socket));
+        self.edge_launch = Some(launch);
+
+        let url = format!("{}/healthz", self.edge);
+        self.wait_until_healthy(&url).await
+    }
+
     /// Kills the edge (`kill -9`) and starts it again on the same port and storage: every
     /// Durable Object restarts from what it stored.
     pub async fn restart_edge(&mut self) {

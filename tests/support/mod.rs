@@ -20,8 +20,6 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use edge::EdgeRuntime;
 use harness::ports::{free_ports, held_socket};
 use harness::postgres::TestPostgres;
@@ -283,50 +281,8 @@ impl System {
             return Ok(system);
         };
 
-        let jwt_keys = format!(
-            r#"[{{"kty":"oct","alg":"HS256","kid":"{KID}","k":"{}"}}]"#,
-            URL_SAFE_NO_PAD.encode(JWT_SECRET)
-        );
-        let mut vars = vec![
-            ("JWT_KEYS", jwt_keys),
-            ("JWT_SIGNING_KID", KID.to_owned()),
-            ("ORIGIN_SIGNING_SECRET", EDGE_SECRET.to_owned()),
-            ("ORIGIN_URL", origin),
-        ];
-        for (name, value) in &setup.vars {
-            vars.retain(|(known, _)| known != name);
-            vars.push((*name, value.clone()));
-        }
-        let launch = edge::Launch {
-            runtime: edge_runtime,
-            base,
-            vars,
-            sessions_down: setup.sessions_down,
-        };
-        let twin_socket = match setup.twin {
-            true => Some(held_socket().map_err(|err| err.to_string())?),
-            false => None,
-        };
-        if let Some(twin) = &twin_socket {
-            let port = twin.local_addr().expect("a bound socket").port();
-            system.edge_twin = Some(format!("http://127.0.0.1:{port}"));
-        }
-        let edge = edge::command(&launch, &edge_socket, twin_socket.as_ref());
-        // workerd listens on the socket itself, so it stays open until workerd runs;
-        // wrangler dev binds the port on its own, so it is closed first.
-        let held = match edge_runtime {
-            EdgeRuntime::Workerd => Some(edge_socket),
-            EdgeRuntime::WranglerDev => {
-                drop(edge_socket);
-                None
-            }
-        };
-        system.spawn("edge", edge);
-        drop((held, twin_socket));
-        system.edge_launch = Some(launch);
-
         system
-            .wait_until_healthy(&format!("{}/healthz", system.edge))
+            .start_edge(setup, edge_runtime, base, origin, edge_socket)
             .await?;
         Ok(system)
     }
