@@ -63,13 +63,14 @@ enum Command {
         #[arg(long, default_value = "docs/experiments")]
         out: PathBuf,
     },
-    /// Measure what each route of the edge costs in workerd, beside baseline Workers.
     /// One waiting room filled to 10^6 straight through its object, in workerd: memory,
     /// enters/s, status latency, the snapshot, a restart (docs/room-at-a-million.md).
     Room {
         #[arg(long, default_value = "docs/room-at-a-million.md")]
         out: PathBuf,
     },
+    /// Measure what each route of the edge costs in workerd, beside baseline Workers
+    /// (docs/edge-cost.md).
     Cost {
         /// Where the table goes.
         #[arg(long, default_value = "docs/edge-cost.md")]

@@ -141,19 +141,7 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
         "GET /queue/{id}/status — 10,000 in line",
         row(&edge, REQUESTS, poll).await?,
     ));
-    let tickets = Arc::new(tickets(&http, &edge.url, sampled).await?);
-    let with_ticket = {
-        let (http, url) = (
-            http.clone(),
-            format!("{}/queue/{LINE_EVENT}/status", edge.url),
-        );
-        move |i: u64| {
-            let (user, ticket) = &tickets[(i % SAMPLED) as usize];
-            http.get(&url)
-                .bearer_auth(bearer(user))
-                .header("queue-ticket", ticket)
-        }
-    };
+    let with_ticket = ticket_poll(&http, &edge.url, sampled).await?;
     let counts = || async {
         let read = edge.health_count("snapshotsRead").await.unwrap_or_default();
         let fetched = edge
@@ -281,19 +269,29 @@ fn queue_call(
     }
 }
 
-/// The ticket of each sampled user (`sampled(0..SAMPLED)`), from entering again.
-async fn tickets(
+/// A status poll with its `Queue-Ticket` by one of the sampled users
+/// (`sampled(0..SAMPLED)`), each with the ticket entering again answers, its token minted
+/// once.
+async fn ticket_poll(
     http: &reqwest::Client,
     edge: &str,
     sampled: impl Fn(u64) -> u64,
-) -> anyhow::Result<Vec<(String, String)>> {
+) -> anyhow::Result<impl Fn(u64) -> reqwest::RequestBuilder + Clone + Send + Sync + 'static> {
     let mut tickets = Vec::new();
     for i in 0..SAMPLED {
-        let user = format!("line-{}", sampled(i));
+        let token = bearer(&format!("line-{}", sampled(i)));
         let url = format!("{edge}/queue/{LINE_EVENT}/enter");
-        tickets.push((user.clone(), ticket(http, &url, &bearer(&user)).await?));
+        let ticket = ticket(http, &url, &token).await?;
+        tickets.push((token, ticket));
     }
-    Ok(tickets)
+    let tickets = Arc::new(tickets);
+    let (http, url) = (http.clone(), format!("{edge}/queue/{LINE_EVENT}/status"));
+    Ok(move |i: u64| {
+        let (token, ticket) = &tickets[(i % SAMPLED) as usize];
+        http.get(&url)
+            .bearer_auth(token)
+            .header("queue-ticket", ticket)
+    })
 }
 
 /// The ticket the edge's enter at `url` answers the holder of `token`.

@@ -1,4 +1,5 @@
-//! `lab cost --profile`: where the CPU of a status poll and of an admitted confirm goes
+//! `lab cost --profile`: where the CPU of `/healthz`, a status poll (with its ticket and
+//! without) and an admitted confirm goes
 //! in workerd, sampled by V8's own profiler through workerd's inspector
 //! (`scripts/profile-edge.mjs`) while the lab sends only that route. Written to
 //! `docs/edge-profile.md`.
@@ -11,7 +12,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _};
 
 use super::measure::closed_loop;
-use super::{client, confirm, edge_vars, queue_call, OPEN_LIMITS};
+use super::{client, confirm, edge_vars, queue_call, ticket_poll, OPEN_LIMITS};
 use crate::edge::Edge;
 use crate::stack::{workspace, Stack};
 
@@ -19,6 +20,15 @@ use crate::stack::{workspace, Stack};
 const LINE: u64 = 1_000;
 /// How long each route is sampled.
 const SECONDS: u64 = 4;
+
+/// The routes profiled, in turn.
+#[derive(Clone, Copy)]
+enum Route {
+    Healthz,
+    TicketPoll,
+    Poll,
+    Confirm,
+}
 
 pub async fn report(out: &Path) -> anyhow::Result<()> {
     let stack = Stack::start(&[]).await?;
@@ -32,7 +42,12 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
     let enter = queue_call(&http, &edge.url, "enter", |i| format!("line-{i}"));
     closed_loop(|| edge.cpu_time(), 0, LINE, enter).await?;
 
+    let healthz = {
+        let (http, url) = (http.clone(), format!("{}/healthz", edge.url));
+        move |_| http.get(&url)
+    };
     let poll = queue_call(&http, &edge.url, "status", |i| format!("line-{}", i % LINE));
+    let with_ticket = ticket_poll(&http, &edge.url, |i| i % LINE).await?;
     let admitted = confirm(&http, &edge.url, |i| format!("buyer-{}", i % 16), None);
     let mut text = String::from(
         "# Where an edge request's CPU goes\n\n\
@@ -43,9 +58,23 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
          costs themselves are docs/edge-cost.md's. The edge under `workerd serve`, objects \
          on tmpfs, the origin and simulator as release builds.\n\n",
     );
-    for (name, is_poll, load) in [
-        ("`GET /queue/{id}/status`, 1,000 in line", true, 15_000),
-        ("`POST /payments/confirm`, admitted, ungated", false, 5_000),
+    for (name, route, load) in [
+        ("`GET /healthz`", Route::Healthz, 30_000),
+        (
+            "`GET /queue/{id}/status` with its `Queue-Ticket`, 1,000 in line",
+            Route::TicketPoll,
+            30_000,
+        ),
+        (
+            "`GET /queue/{id}/status` without a ticket, 1,000 in line",
+            Route::Poll,
+            15_000,
+        ),
+        (
+            "`POST /payments/confirm`, admitted, ungated",
+            Route::Confirm,
+            5_000,
+        ),
     ] {
         let profiler = tokio::process::Command::new("node")
             .arg("--experimental-websocket")
@@ -54,11 +83,13 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
             .arg(SECONDS.to_string())
             .kill_on_drop(true)
             .output();
+        let cpu = || edge.cpu_time();
         let sent = async {
-            if is_poll {
-                closed_loop(|| edge.cpu_time(), 0, load, poll.clone()).await
-            } else {
-                closed_loop(|| edge.cpu_time(), 0, load, admitted.clone()).await
+            match route {
+                Route::Healthz => closed_loop(cpu, 0, load, healthz.clone()).await,
+                Route::TicketPoll => closed_loop(cpu, 0, load, with_ticket.clone()).await,
+                Route::Poll => closed_loop(cpu, 0, load, poll.clone()).await,
+                Route::Confirm => closed_loop(cpu, 0, load, admitted.clone()).await,
             }
         };
         let (profile, sent) = tokio::join!(profiler, sent);
