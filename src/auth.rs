@@ -4,7 +4,7 @@
 //! request. `routes.rs` runs the two with the refusals from memory between them.
 
 use rules::token::AccessClaims;
-use worker::{Env, Request};
+use worker::{Env, Headers};
 
 use crate::config::{DenylistFailMode, EdgeConfig};
 use crate::error::ApiError;
@@ -68,11 +68,11 @@ pub async fn authenticate(
 /// The request's `Authorization: Bearer` token, verified by the policy at `now_ms`.
 /// The reason for a refusal is logged; the client learns only that it was refused.
 pub fn verify_bearer(
-    req: &Request,
+    headers: &Headers,
     config: &EdgeConfig,
     now_ms: i64,
 ) -> Result<AccessClaims, ApiError> {
-    let header = req.headers().get("authorization")?.ok_or_else(|| {
+    let header = headers.get("authorization")?.ok_or_else(|| {
         ApiError::new(
             401,
             "TOKEN_MISSING",

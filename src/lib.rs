@@ -52,9 +52,9 @@ pub use global_limiter::object::GlobalLimiter;
 pub use queue::object::WaitingRoom;
 pub use session::object::UserSession;
 
-use worker::{event, Context, Env, Request, Response};
+use worker::{event, web_sys, Context, Env, Response};
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Result<Response> {
     routes::dispatch(req, &env, &ctx).await
 }

@@ -10,7 +10,7 @@ use rules::rate_limit::policies_header;
 use rules::refresh::{RefreshToken, SECRET_BYTES};
 use rules::token::{AccessClaims, NewAccessToken};
 use serde::{Deserialize, Serialize};
-use worker::{Env, Method, Request, Response};
+use worker::{Env, Headers, Method, Request, Response};
 
 use crate::auth::{revoked, verify_bearer};
 use crate::body::read_body;
@@ -209,12 +209,12 @@ pub async fn refresh(
 /// `POST /auth/logout`: the access token is denylisted until it expires and its
 /// refresh family revoked, in one call to the session object.
 pub async fn logout(
-    req: Request,
+    headers: &Headers,
     env: &Env,
     config: &EdgeConfig,
     now_ms: i64,
 ) -> Result<Response, ApiError> {
-    let claims = verify_bearer(&req, config, now_ms)?;
+    let claims = verify_bearer(headers, config, now_ms)?;
     let before = UserSessionClient::new(env, &claims.sub)
         .logout(&claims)
         .await

@@ -8,12 +8,13 @@
 //! - [`internal`] — what the origin asks of the edge, signed: ending a user's sessions.
 
 pub mod auth;
+mod incoming;
 pub mod internal;
 pub mod payments;
 pub mod queue;
 
 use rules::signing::REQUEST_ID_HEADER;
-use worker::{Context, Env, Headers, Method, Request, Response};
+use worker::{web_sys, Context, Env, Headers, Method, Response};
 
 use crate::auth::{authenticate, verify_bearer};
 use crate::clock;
@@ -21,11 +22,13 @@ use crate::config::EdgeConfig;
 use crate::error::ApiError;
 use crate::memory;
 use crate::rate_limit::{Admission, Limits};
+use incoming::Incoming;
 
 /// Answers one request. Every refusal becomes a JSON error body here. `ctx` carries
 /// work that must not hold the answer back.
-pub async fn dispatch(req: Request, env: &Env, ctx: &Context) -> worker::Result<Response> {
-    let request_id = request_id_of(&req)?;
+pub async fn dispatch(req: web_sys::Request, env: &Env, ctx: &Context) -> worker::Result<Response> {
+    let req = Incoming::new(req);
+    let request_id = request_id_of(&req.headers)?;
     let response = match route(req, env, ctx, &request_id).await {
         Ok(response) => response,
         Err(err) => err.into_response()?,
@@ -48,8 +51,8 @@ pub async fn dispatch(req: Request, env: &Env, ctx: &Context) -> worker::Result<
 }
 
 /// The request's id: the client's `X-Request-Id` when well formed, else a fresh one.
-fn request_id_of(req: &Request) -> worker::Result<String> {
-    let given = req.headers().get(REQUEST_ID_HEADER)?;
+fn request_id_of(headers: &Headers) -> worker::Result<String> {
+    let given = headers.get(REQUEST_ID_HEADER)?;
     match given.filter(|id| rules::request_id::well_formed(id)) {
         Some(id) => Ok(id),
         None => crate::random::id().map_err(|err| worker::Error::RustError(err.message)),
@@ -68,14 +71,14 @@ enum Authenticated<'p> {
 }
 
 async fn route(
-    req: Request,
+    req: Incoming,
     env: &Env,
     ctx: &Context,
     request_id: &str,
 ) -> Result<Response, ApiError> {
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let method = req.method();
+    let method = req.method.clone();
     if let (Method::Get, ["healthz"]) = (&method, segments.as_slice()) {
         let snapshots = crate::queue::snapshots::counts();
         let body = serde_json::json!({
@@ -96,21 +99,24 @@ async fn route(
     let now_ms = clock::now_ms();
     let authenticated = match (&method, segments.as_slice()) {
         (Method::Post, ["auth", "login"]) => {
-            return auth::login(req, env, &config, now_ms, request_id).await
+            return auth::login(req.into_request(), env, &config, now_ms, request_id).await
         }
         (Method::Post, ["auth", "refresh"]) => {
-            return auth::refresh(req, env, &config, now_ms).await
+            return auth::refresh(req.into_request(), env, &config, now_ms).await
         }
-        (Method::Post, ["auth", "logout"]) => return auth::logout(req, env, &config, now_ms).await,
+        (Method::Post, ["auth", "logout"]) => {
+            return auth::logout(&req.headers, env, &config, now_ms).await
+        }
         (Method::Post, ["auth", "logout-all"]) => Authenticated::LogoutAll,
         (Method::Post, ["internal", "sessions", "end"]) => {
-            return internal::end_sessions(req, env, &config, now_ms).await
+            return internal::end_sessions(req.into_request(), env, &config, now_ms).await
         }
         (Method::Post, ["internal", "rooms", event_id]) => {
-            return internal::configure_room(req, env, &config, event_id, now_ms).await
+            return internal::configure_room(req.into_request(), env, &config, event_id, now_ms)
+                .await
         }
         (Method::Post, ["internal", "rooms", event_id, "report"]) => {
-            return internal::room_report(req, env, &config, event_id, now_ms).await
+            return internal::room_report(req.into_request(), env, &config, event_id, now_ms).await
         }
         (Method::Get, ["auth", "me"]) => Authenticated::Me,
         (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm,
@@ -118,7 +124,9 @@ async fn route(
         (Method::Post, ["queue", event_id, "enter"]) => Authenticated::QueueEnter(event_id),
         (Method::Get, ["queue", event_id, "status"]) => Authenticated::QueueStatus(event_id),
         (Method::Post, ["queue", event_id, "leave"]) => Authenticated::QueueLeave(event_id),
-        (Method::Get, ["queue", event_id]) if wants_html(&req)? => return queue::page(event_id),
+        (Method::Get, ["queue", event_id]) if wants_html(&req.headers)? => {
+            return queue::page(event_id)
+        }
         (Method::Get, ["queue", event_id]) => Authenticated::QueueStatus(event_id),
         (
             _,
@@ -134,14 +142,14 @@ async fn route(
         _ => return Err(ApiError::not_found()),
     };
 
-    let claims = verify_bearer(&req, &config, now_ms)?;
+    let claims = verify_bearer(&req.headers, &config, now_ms)?;
     let limits = match config.rate_limits.for_request(method.as_ref(), &path) {
         Some(route) => Some(Limits::new(route, &claims.sub, config.global_shards)?),
         None => None,
     };
     // A ticket holder's poll is answered from the room's snapshot: no object call.
     if let (Authenticated::QueueStatus(event_id), None) = (&authenticated, &limits) {
-        if let Some(ticket) = req.headers().get(queue::TICKET_HEADER)? {
+        if let Some(ticket) = req.headers.get(queue::TICKET_HEADER)? {
             return queue::status_from_ticket(env, &config, event_id, &claims, &ticket, now_ms)
                 .await;
         }
@@ -159,7 +167,16 @@ async fn route(
         Authenticated::Me => auth::me(&caller.claims),
         Authenticated::LogoutAll => auth::logout_all(env, &caller.claims, now_ms).await,
         Authenticated::Confirm => {
-            payments::confirm(req, env, ctx, &config, &caller.claims, now_ms, request_id).await
+            payments::confirm(
+                req.into_request(),
+                env,
+                ctx,
+                &config,
+                &caller.claims,
+                now_ms,
+                request_id,
+            )
+            .await
         }
         Authenticated::QueueEnter(event_id) => {
             queue::enter(env, &config, event_id, &caller.claims, now_ms).await
@@ -184,7 +201,7 @@ fn wasm_memory_bytes() -> u64 {
 }
 
 /// Whether the client asked for the page rather than JSON.
-fn wants_html(req: &Request) -> Result<bool, ApiError> {
-    let accept = req.headers().get("accept")?.unwrap_or_default();
+fn wants_html(headers: &Headers) -> Result<bool, ApiError> {
+    let accept = headers.get("accept")?.unwrap_or_default();
     Ok(accept.contains("text/html") && !accept.starts_with("application/json"))
 }
