@@ -1,6 +1,8 @@
 // A connection to one isolate's V8 inspector (workerd's `--inspector-addr`), for the
 // scripts that read it (profile-edge.mjs, isolate-heap.mjs): `send(method, params)`
-// answers a method's result, or rejects with its error.
+// answers a method's result, or rejects with its error. workerd handles inspector
+// messages only while the isolate runs: `poking` waits for an answer while it requests
+// one of the isolate's own routes.
 
 /** Connects to `target` (an entry of the inspector's /json/list). */
 export async function connect(target) {
@@ -26,4 +28,17 @@ export async function connect(target) {
       socket.send(JSON.stringify({ id, method, params }));
     });
   return { send, close: () => socket.close() };
+}
+
+/** `answer` (a `send`'s promise), awaited while `poke` (a URL the isolate serves, e.g.
+ * its /healthz) is requested every 50 ms, so that the isolate runs to handle it. */
+export async function poking(answer, poke) {
+  let settled = false;
+  answer.then(() => (settled = true), () => (settled = true));
+  for (let tries = 0; !settled; tries++) {
+    if (tries === 100) throw new Error("the isolate did not answer its inspector");
+    await (await fetch(poke)).arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return answer;
 }

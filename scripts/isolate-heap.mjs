@@ -4,14 +4,15 @@
 //   node --experimental-websocket scripts/isolate-heap.mjs 127.0.0.1:9229 SERVICE URL
 //
 // workerd handles inspector messages only while the isolate runs, so once they are sent
-// the script requests URL (one of the service's own routes, e.g. its /healthz).
+// the script requests URL (one of the service's own routes, e.g. its /healthz) until
+// they are answered.
 // It prints {"usedBytes", "totalBytes", "embedderBytes", "backingStorageBytes"} from
 // Runtime.getHeapUsage after a full collection (HeapProfiler.collectGarbage): what the
 // isolate holds, not garbage not yet collected. ArrayBuffers' backing stores — the
 // Worker's WebAssembly memory among them — are outside `usedBytes`, in
 // `backingStorageBytes`.
 
-import { connect } from "./inspector.mjs";
+import { connect, poking } from "./inspector.mjs";
 
 const [address, service, poke] = process.argv.slice(2);
 if (!address || !service || !poke) {
@@ -31,15 +32,12 @@ for (const target of targets) {
   // Sent together, handled in order.
   send("HeapProfiler.enable");
   send("HeapProfiler.collectGarbage");
-  let usage = null;
-  send("Runtime.getHeapUsage").then((result) => (usage = result));
-  for (let tries = 0; usage === null; tries++) {
-    if (tries === 100) {
-      console.error(`${service}'s isolate did not answer its inspector`);
-      process.exit(1);
-    }
-    await (await fetch(poke)).arrayBuffer();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  let usage;
+  try {
+    usage = await poking(send("Runtime.getHeapUsage"), poke);
+  } catch (err) {
+    console.error(`${service}'s isolate: ${err.message}`);
+    process.exit(1);
   }
   close();
   console.log(JSON.stringify({

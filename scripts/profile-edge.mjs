@@ -2,18 +2,25 @@
 // where the time went, as Markdown: each kind of work's share, then the functions with
 // the most self time. `lab cost --profile` runs it while it loads one route.
 //
-//   node --experimental-websocket scripts/profile-edge.mjs 127.0.0.1:9229 5
+//   node --experimental-websocket scripts/profile-edge.mjs 127.0.0.1:9229 5 POKE [REQUESTS]
+//
+// workerd handles inspector messages only while the isolate runs: the script requests
+// POKE (one of the isolate's routes, e.g. its /healthz) until the profiler has started
+// (then it writes `sampling` to standard error), and again until it has stopped, so an
+// idle isolate is profiled for exactly the time asked. Given the number of requests the isolate answered while it sampled (besides
+// those few), it also divides each kind's and function's time by it: µs per request.
 //
 // The inspector protocol is the V8 one (Profiler.start / Profiler.stop); workerd serves
 // it with `--inspector-addr`. Wasm functions keep their Rust names (worker-build runs
 // wasm-opt with --debuginfo), so the Rust side is read by crate and function.
 
-import { connect } from "./inspector.mjs";
+import { connect, poking } from "./inspector.mjs";
 
-const [address, secondsText] = process.argv.slice(2);
-const seconds = Number(secondsText ?? "5");
-if (!address || !(seconds > 0)) {
-  console.error("usage: profile-edge.mjs HOST:PORT SECONDS");
+const [address, secondsText, poke, requestsText] = process.argv.slice(2);
+const seconds = Number(secondsText);
+const requests = requestsText === undefined ? undefined : Number(requestsText);
+if (!address || !(seconds > 0) || !poke || (requests !== undefined && !(requests > 0))) {
+  console.error("usage: profile-edge.mjs HOST:PORT SECONDS POKE [REQUESTS]");
   process.exit(2);
 }
 
@@ -25,11 +32,16 @@ if (!target) {
 }
 
 const { send, close } = await connect(target);
-await send("Profiler.enable");
-await send("Profiler.setSamplingInterval", { interval: 100 });
-await send("Profiler.start");
+// Sent together, handled in order.
+const started = Promise.all([
+  send("Profiler.enable"),
+  send("Profiler.setSamplingInterval", { interval: 100 }),
+  send("Profiler.start"),
+]);
+await poking(started, poke);
+console.error("sampling");
 await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-const { profile } = await send("Profiler.stop");
+const { profile } = await poking(send("Profiler.stop"), poke);
 close();
 
 // Self time per node, from the samples and the time between them.
@@ -69,13 +81,17 @@ for (const [id, us] of selfUs) {
 }
 const busy = total - (kinds.get("idle (waiting for work)") ?? 0);
 const share = (us) => `${((100 * us) / busy).toFixed(1)} %`;
+const perRequest = requests === undefined ? [] : [(us) => (us / requests).toFixed(1)];
+const columns = (heading) => `| ${heading} | share of busy time |${perRequest.length ? " µs per request |" : ""}`;
+const rule = `|---|---|${perRequest.length ? "---|" : ""}`;
+const cells = (us) => [share(us), ...perRequest.map((per) => per(us))].join(" | ");
 
-console.log(`Sampled ${seconds} s, ${profile.samples.length} samples, busy ${(busy / 1000).toFixed(0)} ms of ${(total / 1000).toFixed(0)} ms.\n`);
-console.log("| kind of work | share of busy time |\n|---|---|");
+console.log(`Sampled ${seconds} s, ${profile.samples.length} samples, busy ${(busy / 1000).toFixed(0)} ms of ${(total / 1000).toFixed(0)} ms${requests === undefined ? "" : `: ${(busy / requests).toFixed(1)} µs per request`}.\n`);
+console.log(`${columns("kind of work")}\n${rule}`);
 for (const [k, us] of [...kinds].sort((a, b) => b[1] - a[1])) {
-  if (k !== "idle (waiting for work)") console.log(`| ${k} | ${share(us)} |`);
+  if (k !== "idle (waiting for work)") console.log(`| ${k} | ${cells(us)} |`);
 }
-console.log("\n| function (self time) | share of busy time |\n|---|---|");
+console.log(`\n${columns("function (self time)")}\n${rule}`);
 for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 15)) {
-  if (name !== "(idle)") console.log(`| \`${name.replaceAll("|", "\\|").slice(0, 90)}\` | ${share(us)} |`);
+  if (name !== "(idle)") console.log(`| \`${name.replaceAll("|", "\\|").slice(0, 90)}\` | ${cells(us)} |`);
 }
