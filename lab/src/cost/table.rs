@@ -75,7 +75,10 @@ impl Table {
              creating their files, not the Worker, set the pace); the baselines in a workerd of their own running `benches/baseline-worker` (the same \
              workers-rs and wasm-bindgen); the origin (SQLite) and the gateway simulator as \
              release builds; the lab's client on the same 2-core machine, {CONCURRENCY} \
-             requests at once in a closed loop, each row after a warm-up of its own kind.\n\n\
+             requests at once in a closed loop, each workerd warmed by 3,000 requests to its \
+             `/healthz` (or the baseline's `/`) when it starts — V8 compiles the hot wasm \
+             meanwhile, and the first thousands cost twice what the next do — and each row \
+             after a warm-up of its own kind.\n\n\
              **CPU/request** is workerd's CPU time (all its threads, `/proc`) over the row's \
              requests divided by their number: the figure that holds steady on a shared \
              machine. Worker and objects run in the one workerd process, so it includes the \
