@@ -254,7 +254,13 @@ where
 /// `process`, after [`ISOLATE_WARM_UP`] requests of `path`.
 async fn warmed(process: Edge, http: &reqwest::Client, path: &str) -> anyhow::Result<Edge> {
     let (http, url) = (http.clone(), format!("{}{path}", process.url));
-    closed_loop(|| process.cpu_time(), 0, ISOLATE_WARM_UP, move |_| http.get(&url)).await?;
+    closed_loop(
+        || process.cpu_time(),
+        0,
+        ISOLATE_WARM_UP,
+        move |_| http.get(&url),
+    )
+    .await?;
     Ok(process)
 }
 
