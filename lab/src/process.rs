@@ -14,6 +14,15 @@ pub fn cpu_time(pid: u32) -> Option<Duration> {
     Some(Duration::from_nanos(nanos))
 }
 
+/// The CPU time of process `pid`'s main thread alone — in workerd, the thread its
+/// isolates run on (`/proc/{pid}/task/{pid}/schedstat`).
+pub fn main_thread_cpu_time(pid: u32) -> Option<Duration> {
+    let line = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/schedstat")).ok()?;
+    Some(Duration::from_nanos(
+        line.split_whitespace().next()?.parse().ok()?,
+    ))
+}
+
 /// Process `pid`'s resident memory (`VmRSS`), in MB.
 pub fn resident_mb(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

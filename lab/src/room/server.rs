@@ -186,6 +186,12 @@ impl Room {
         crate::process::cpu_time(self.services.pid(WORKERD)?)
     }
 
+    /// workerd's main thread's CPU time so far: the isolates' own work, without V8's
+    /// helper threads (its compilers, its concurrent collector) or the runtime's others.
+    pub fn main_thread_cpu_time(&self) -> Option<Duration> {
+        crate::process::main_thread_cpu_time(self.services.pid(WORKERD)?)
+    }
+
     /// workerd's resident memory, in MB.
     pub fn resident_mb(&self) -> Option<f64> {
         crate::process::resident_mb(self.services.pid(WORKERD)?)
