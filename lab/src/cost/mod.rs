@@ -80,9 +80,12 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
             "/object/write",
         ),
     ] {
-        let url = format!("{}{path}", baseline.url);
-        let http = http.clone();
-        let measured = row(&baseline, REQUESTS, move |_| http.get(&url)).await?;
+        let measured = row(
+            &baseline,
+            REQUESTS,
+            get(&http, format!("{}{path}", baseline.url)),
+        )
+        .await?;
         table.push(Row::baseline(name, measured));
     }
     drop(baseline);
@@ -100,10 +103,7 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
     };
 
     let edge = start(OPEN_LIMITS).await?;
-    let healthz = {
-        let (http, url) = (http.clone(), format!("{}/healthz", edge.url));
-        move |_| http.get(&url)
-    };
+    let healthz = get(&http, format!("{}/healthz", edge.url));
     table.push(Row::edge(
         "GET /healthz",
         row(&edge, REQUESTS, healthz).await?,
@@ -251,16 +251,19 @@ where
     Ok(measured)
 }
 
+/// The same `GET url` every time.
+pub fn get(
+    http: &reqwest::Client,
+    url: String,
+) -> impl Fn(u64) -> reqwest::RequestBuilder + Clone + Send + Sync + 'static {
+    let http = http.clone();
+    move |_| http.get(&url)
+}
+
 /// `process`, after [`ISOLATE_WARM_UP`] requests of `path`.
 async fn warmed(process: Edge, http: &reqwest::Client, path: &str) -> anyhow::Result<Edge> {
-    let (http, url) = (http.clone(), format!("{}{path}", process.url));
-    closed_loop(
-        || process.cpu_time(),
-        0,
-        ISOLATE_WARM_UP,
-        move |_| http.get(&url),
-    )
-    .await?;
+    let url = format!("{}{path}", process.url);
+    closed_loop(|| process.cpu_time(), 0, ISOLATE_WARM_UP, get(http, url)).await?;
     Ok(process)
 }
 

@@ -16,7 +16,7 @@ use anyhow::{bail, Context as _};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::measure::closed_loop;
-use super::{client, confirm, edge_vars, queue_call, ticket_poll, OPEN_LIMITS};
+use super::{client, confirm, edge_vars, get, queue_call, ticket_poll, OPEN_LIMITS};
 use crate::edge::Edge;
 use crate::stack::{workspace, Stack};
 
@@ -40,10 +40,7 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
     let enter = queue_call(&http, &edge.url, "enter", |i| format!("line-{i}"));
     closed_loop(|| edge.cpu_time(), 0, LINE, enter).await?;
 
-    let healthz = {
-        let (http, url) = (http.clone(), format!("{}/healthz", edge.url));
-        move |_| http.get(&url)
-    };
+    let healthz = get(&http, format!("{}/healthz", edge.url));
     let poll = queue_call(&http, &edge.url, "status", |i| format!("line-{}", i % LINE));
     let with_ticket = ticket_poll(&http, &edge.url, |i| i % LINE).await?;
     let admitted = confirm(&http, &edge.url, |i| format!("buyer-{}", i % 16), None);

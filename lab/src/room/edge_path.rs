@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::server::Room;
 use super::EVENT;
+use crate::cost::get;
 use crate::cost::measure::{closed_loop, Measured};
 use crate::edge::token;
 
@@ -105,10 +106,7 @@ pub async fn polls(room: &Room, size: u64) -> anyhow::Result<Polls> {
     }
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
-        let healthz = {
-            let (http, url) = (room.edge_http.clone(), room.url("/healthz"));
-            row(room, HEALTHZ, move |_| http.get(&url)).await?
-        };
+        let healthz = row(room, HEALTHZ, get(&room.edge_http, room.url("/healthz"))).await?;
         let ticket = {
             let (http, url, held) = (room.edge_http.clone(), status.clone(), held.clone());
             row(room, TICKET_POLLS, move |i| {
