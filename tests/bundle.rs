@@ -21,19 +21,14 @@ fn sizes(log: &str) -> Option<(f64, f64)> {
 fn the_worker_bundles_offline_within_cloudflares_size_limit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = tempfile::tempdir().expect("a folder");
-    let output = Command::new(root.join("node_modules/.bin/wrangler"))
-        .args(["deploy", "--dry-run", "--outdir"])
-        .arg(out.path())
-        .current_dir(root)
-        .env("WRANGLER_SEND_METRICS", "false")
-        .output()
-        .expect("wrangler runs (scripts/bootstrap installs it)");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let log = harness::output_of(
+        Command::new(root.join("node_modules/.bin/wrangler"))
+            .args(["deploy", "--dry-run", "--outdir"])
+            .arg(out.path())
+            .current_dir(root)
+            .env("WRANGLER_SEND_METRICS", "false"),
+        "scripts/bootstrap installs wrangler",
     );
-    assert!(output.status.success(), "the dry run failed:\n{log}");
     for binding in [
         "USER_SESSIONS",
         "GLOBAL_LIMITER",

@@ -18,18 +18,12 @@ fn ops(path: &str) -> PathBuf {
 }
 
 fn promtool(args: &[&str]) -> String {
-    let output = Command::new("promtool")
-        .args(args)
-        .current_dir(ops("prometheus"))
-        .output()
-        .expect("promtool runs: `scripts/bootstrap --promtool` installs Debian's prometheus");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "promtool {args:?}:\n{text}");
-    text
+    harness::output_of(
+        Command::new("promtool")
+            .args(args)
+            .current_dir(ops("prometheus")),
+        "`scripts/bootstrap --promtool` installs Debian's prometheus",
+    )
 }
 
 #[test]

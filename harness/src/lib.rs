@@ -52,3 +52,18 @@ pub fn run_in_workspace(mut command: Command, what: &str) -> anyhow::Result<()> 
     }
     Ok(())
 }
+
+/// `command`'s stdout and stderr, in that order, once it has ended: its failure (or its
+/// not starting at all, with `missing` saying what installs it) fails the test.
+pub fn output_of(command: &mut Command, missing: &str) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|err| panic!("{command:?} did not start ({missing}): {err}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{command:?} failed:\n{text}");
+    text
+}
