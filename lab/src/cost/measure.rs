@@ -25,9 +25,71 @@ pub struct Measured {
     pub statuses: BTreeMap<u16, u64>,
     /// How many the edge refused from its isolate's memory, where it says.
     pub from_memory: Option<u64>,
+    /// Each answer's latency, sorted, the row's time and workerd's CPU time over it: what
+    /// rows [`merged`](Measured::merged) are summed from.
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+    cpu: Duration,
 }
 
 impl Measured {
+    /// The row `seen` (each answer's status, 0 for none, and latency) makes, sent over
+    /// `elapsed` at a cost of `cpu` to workerd.
+    fn new(seen: &[(u16, Duration)], elapsed: Duration, cpu: Duration) -> anyhow::Result<Self> {
+        let mut statuses = BTreeMap::new();
+        for (status, _) in seen {
+            *statuses.entry(*status).or_insert(0) += 1;
+        }
+        let latencies = seen.iter().map(|(_, latency)| *latency).collect();
+        Self::summed(statuses, latencies, elapsed, cpu)
+    }
+
+    /// `rows` as one: their requests, time and CPU summed, their latencies pooled.
+    pub fn merged(rows: &[Measured]) -> anyhow::Result<Self> {
+        let mut statuses = BTreeMap::new();
+        for (status, count) in rows.iter().flat_map(|row| &row.statuses) {
+            *statuses.entry(*status).or_insert(0) += count;
+        }
+        let latencies = rows.iter().flat_map(|row| row.latencies.clone()).collect();
+        let elapsed = rows.iter().map(|row| row.elapsed).sum();
+        let cpu = rows.iter().map(|row| row.cpu).sum();
+        Self::summed(statuses, latencies, elapsed, cpu)
+    }
+
+    fn summed(
+        statuses: BTreeMap<u16, u64>,
+        mut latencies: Vec<Duration>,
+        elapsed: Duration,
+        cpu: Duration,
+    ) -> anyhow::Result<Self> {
+        latencies.sort();
+        let requests = latencies.len() as u64;
+        if requests == 0 {
+            anyhow::bail!("no request was sent");
+        }
+        let quantile = |q: f64| {
+            let rank = ((q * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
+            latencies[rank - 1].as_secs_f64() * 1e3
+        };
+        Ok(Measured {
+            requests,
+            per_second: requests as f64 / elapsed.as_secs_f64(),
+            p50_ms: quantile(0.50),
+            p99_ms: quantile(0.99),
+            cpu_us: cpu.as_secs_f64() * 1e6 / requests as f64,
+            statuses,
+            from_memory: None,
+            latencies,
+            elapsed,
+            cpu,
+        })
+    }
+
+    /// How long the row took.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
     /// `201 ×2000`, `429 ×1990 · 201 ×10`: what the route answered (0: no answer).
     pub fn answers(&self) -> String {
         let mut statuses: Vec<(&u16, &u64)> = self.statuses.iter().collect();
@@ -90,27 +152,34 @@ where
     }
     let elapsed = started.elapsed();
     let cpu_after = cpu().ok_or_else(|| anyhow::anyhow!("workerd's CPU time is unreadable"))?;
-    let mut statuses = BTreeMap::new();
-    for (status, _) in &seen {
-        *statuses.entry(*status).or_insert(0) += 1;
+    Measured::new(&seen, elapsed, cpu_after.saturating_sub(cpu_before))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_rows_sum_their_requests_time_and_cpu_and_pool_their_latencies() {
+        let ms = Duration::from_millis;
+        let row = |seen: &[(u16, Duration)], elapsed, cpu| {
+            Measured::new(seen, elapsed, cpu).expect("a row of answers")
+        };
+        let fast = row(&[(200, ms(1)), (200, ms(2))], ms(100), ms(4));
+        let slow = row(&[(200, ms(9)), (429, ms(7))], ms(300), ms(12));
+        let both = Measured::merged(&[fast, slow]).expect("two rows");
+        assert_eq!(both.requests, 4);
+        assert_eq!(both.statuses, BTreeMap::from([(200, 3), (429, 1)]));
+        assert!((both.per_second - 10.0).abs() < 1e-9, "{}", both.per_second);
+        assert!((both.cpu_us - 4_000.0).abs() < 1e-6, "{}", both.cpu_us);
+        assert!((both.p50_ms - 2.0).abs() < 1e-9, "{}", both.p50_ms);
+        assert!((both.p99_ms - 9.0).abs() < 1e-9, "{}", both.p99_ms);
+        assert_eq!(both.elapsed(), ms(400));
     }
-    let mut latencies: Vec<Duration> = seen.iter().map(|(_, latency)| *latency).collect();
-    latencies.sort();
-    let quantile = |q: f64| {
-        let rank = ((q * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
-        latencies[rank - 1].as_secs_f64() * 1e3
-    };
-    let requests = seen.len() as u64;
-    if requests == 0 {
-        anyhow::bail!("no request was sent");
+
+    #[test]
+    fn a_row_without_answers_is_an_error() {
+        assert!(Measured::new(&[], Duration::from_secs(1), Duration::ZERO).is_err());
+        assert!(Measured::merged(&[]).is_err());
     }
-    Ok(Measured {
-        requests,
-        per_second: requests as f64 / elapsed.as_secs_f64(),
-        p50_ms: quantile(0.50),
-        p99_ms: quantile(0.99),
-        cpu_us: cpu_after.saturating_sub(cpu_before).as_secs_f64() * 1e6 / requests as f64,
-        statuses,
-        from_memory: None,
-    })
 }

@@ -220,7 +220,6 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
 /// The lab's client: [`CONCURRENCY`] connections kept, none reused once idle for 500 ms
 /// (workerd closes idle connections on its own schedule, and a request sent on one as it
 /// closes gets no answer), none waiting more than 30 s.
-/// The client of every row: connections kept, but not past workerd's own idle timeout.
 pub fn client() -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .pool_max_idle_per_host(CONCURRENCY * 2)

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use harness::workerd;
 
-use super::edge_path::Enters;
+use super::edge_path::{Enters, PER_ROUND, ROUNDS};
 use super::{Figures, CALLS, PARALLEL};
 use crate::cost::measure::{Measured, CONCURRENCY};
 use crate::cost::OPEN_LIMITS;
@@ -45,8 +45,10 @@ pub fn markdown(run: &Run<'_>) -> String {
          them spread over the line.\n\n\
          ## The room\n\n\
          *V8 heap* is the edge isolate's — the Worker's and every room's of that isolate — \
-         from its inspector after a full collection (`scripts/isolate-heap.mjs`: \
-         `Runtime.getHeapUsage`), used / committed; *array buffers* are its ArrayBuffers' \
+         from its inspector (`scripts/isolate-heap.mjs`: `Runtime.getHeapUsage`): what it \
+         holds, used after full collections until one frees less than 1 % (wasm-bindgen \
+         frees JavaScript objects from finalizers, so one collection leaves what they \
+         held), then used / committed as it was found, garbage included; *array buffers* are its ArrayBuffers' \
          backing stores as V8 counts them; *wasm* is the isolate's WebAssembly memory (its \
          `/healthz`): everything the Rust side holds — the line, the passes, the snapshot \
          — at its high-water mark. The isolate's memory is the heap and the wasm \
@@ -54,17 +56,18 @@ pub fn markdown(run: &Run<'_>) -> String {
          isolate, the driver's too, SQLite's page cache, the runtime) — {} idle. *Snapshot \
          fetch* is the driver's call for the snapshot, first after the fill (the room \
          builds it) / again (kept).\n\n\
-         | in line | V8 heap | array buffers | wasm | resident | enters/s (filling up to it) | status call p50 / p99 | exact | snapshot | snapshot fetch |\n\
+         | in line | V8 heap: held · as found (used / committed) | array buffers | wasm | resident | enters/s (filling up to it) | status call p50 / p99 | exact | snapshot | snapshot fetch |\n\
          |---|---|---|---|---|---|---|---|---|---|\n",
         mb(run.idle_mb)
     );
     for row in run.rows {
         let _ = writeln!(
             text,
-            "| {} | {:.1} / {:.1} MB | {:.1} MB | {:.1} MB | {} | {:.0} | {:.2} / {:.2} ms | {} | {} bytes | {:.1} / {:.1} ms |",
+            "| {} | {:.1} MB · {:.1} / {:.1} MB | {:.1} MB | {:.1} MB | {} | {:.0} | {:.2} / {:.2} ms | {} | {} bytes | {:.1} / {:.1} ms |",
             row.size,
             row.heap.used_mb,
-            row.heap.total_mb,
+            row.heap.found_mb,
+            row.heap.found_total_mb,
             row.heap.backing_mb,
             row.wasm_mb,
             mb(row.resident_mb),
@@ -95,8 +98,11 @@ fn polls(text: &mut String, rows: &[Figures]) {
         text,
         "\n## Polls through the edge\n\n\
          The edge's own routes, {CONCURRENCY} requests at once in a closed loop, each row after \
-         a warm-up of its own kind; `/healthz` and the ticket polls are measured in turn, \
-         five rounds, and the round of the median ratio shown; 64 users spread over the line poll, each with its access \
+         a warm-up of its own kind. `/healthz` and the ticket polls are measured in turn, \
+         {ROUNDS} rounds of {PER_ROUND} of each, and each kind's rounds summed: under load \
+         workerd spends bursts of some 150 ms of CPU now and then, whatever the route, and \
+         in short rows in turn they fall on both kinds alike. *× `/healthz`* is the ratio of the two sums, and beside it the \
+         quartiles of the rounds' own ratios. 64 users spread over the line poll, each with its access \
          token, with or without the ticket its enter answered. *CPU* is workerd's CPU time \
          per request (all its threads, `/proc`; the room's work included); *room calls/s* is \
          what the edge's `/healthz` counts of its calls to rooms, over the row's time. \
@@ -104,7 +110,7 @@ fn polls(text: &mut String, rows: &[Figures]) {
          isolates run; the rest is V8's helper threads (compilers, the concurrent \
          collector) and the runtime's others. *Exact* checks each of the 64 tickets' \
          positions.\n\n\
-         | in line | `/healthz` CPU | main thread | ticket polls/s | p50 / p99 | CPU | main thread | × `/healthz` | room calls/s | exact | polls without a ticket/s | CPU | room calls/s |\n\
+         | in line | `/healthz` CPU | main thread | ticket polls/s | p50 / p99 | CPU | main thread | × `/healthz` (rounds: quartiles) | room calls/s | exact | polls without a ticket/s | CPU | room calls/s |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     );
     for row in rows {
@@ -112,21 +118,24 @@ fn polls(text: &mut String, rows: &[Figures]) {
         let ticket = &polls.ticket.measured;
         let _ = writeln!(
             text,
-            "| {} | {:.0} µs | {:.0} µs | {:.0} | {:.2} / {:.2} ms | {:.0} µs | {:.0} µs | {:.2} | {:.1} | {} | {:.0} | {:.0} µs | {:.0} |",
+            "| {} | {:.0} µs | {:.0} µs | {:.0} | {:.2} / {:.2} ms | {:.0} µs | {:.0} µs | {:.2} ({:.2} · {:.2} · {:.2}) | {:.1} | {} | {:.0} | {:.0} µs | {:.0} |",
             row.size,
             polls.healthz.measured.cpu_us,
-            polls.healthz.main_thread_us,
+            polls.healthz.main_thread_us(),
             ticket.per_second,
             ticket.p50_ms,
             ticket.p99_ms,
             ticket.cpu_us,
-            polls.ticket.main_thread_us,
+            polls.ticket.main_thread_us(),
             ticket.cpu_us / polls.healthz.measured.cpu_us,
-            polls.ticket.room_calls_per_s,
+            polls.round_ratios[0],
+            polls.round_ratios[1],
+            polls.round_ratios[2],
+            polls.ticket.room_calls_per_s(),
             yes(polls.exact),
             polls.plain.measured.per_second,
             polls.plain.measured.cpu_us,
-            polls.plain.room_calls_per_s,
+            polls.plain.room_calls_per_s(),
         );
     }
 }

@@ -27,8 +27,11 @@ pub struct Room {
 
 /// The edge isolate's V8 heap, as its inspector says after a full collection, in MB.
 pub struct Heap {
+    /// What the isolate holds: used after full collections.
     pub used_mb: f64,
-    pub total_mb: f64,
+    /// Used and committed as the heap was found, garbage included.
+    pub found_mb: f64,
+    pub found_total_mb: f64,
     /// ArrayBuffers' backing stores, the WebAssembly memory among them.
     pub backing_mb: f64,
 }
@@ -176,7 +179,8 @@ impl Room {
         };
         Ok(Heap {
             used_mb: mb("usedBytes")?,
-            total_mb: mb("totalBytes")?,
+            found_mb: mb("foundBytes")?,
+            found_total_mb: mb("foundTotalBytes")?,
             backing_mb: mb("backingStorageBytes")?,
         })
     }
