@@ -7,7 +7,7 @@
 //! cargo run --release -p lab -- run all --runs 3     # every one
 //! cargo run --release -p lab -- cost                 # what each edge route costs
 //! cargo run --release -p lab -- room                 # one waiting room at 10^6
-//! cargo run --release -p lab -- cost --profile       # where a poll's, a confirm's CPU goes
+//! cargo run --release -p lab -- cost --profile       # where a request's CPU goes, by route
 //! ```
 
 mod chart;
@@ -72,15 +72,16 @@ enum Command {
     /// Measure what each route of the edge costs in workerd, beside baseline Workers
     /// (docs/edge-cost.md).
     Cost {
-        /// Where the table goes.
-        #[arg(long, default_value = "docs/edge-cost.md")]
-        out: PathBuf,
+        /// Where the page goes [default: docs/edge-cost.md, with --profile
+        /// docs/edge-profile.md].
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// Measure this edge build (a folder with index.js and index_bg.wasm) instead
         /// of build/.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "profile")]
         edge_build: Option<PathBuf>,
-        /// Instead, sample where a status poll's and a confirm's CPU goes, with V8's
-        /// profiler, into docs/edge-profile.md.
+        /// Instead, sample where the CPU of /healthz, a status poll with its ticket and
+        /// without, and an admitted confirm goes, with V8's profiler.
         #[arg(long)]
         profile: bool,
     },
@@ -102,8 +103,14 @@ async fn main() -> anyhow::Result<()> {
         } => {
             stack::build()?;
             return match profile {
-                true => cost::profile::report(Path::new("docs/edge-profile.md")).await,
-                false => cost::report(&out, edge_build).await,
+                true => {
+                    let out = out.unwrap_or_else(|| "docs/edge-profile.md".into());
+                    cost::profile::report(&out).await
+                }
+                false => {
+                    let out = out.unwrap_or_else(|| "docs/edge-cost.md".into());
+                    cost::report(&out, edge_build).await
+                }
             };
         }
     };

@@ -1,23 +1,29 @@
 //! What `/proc` says of a process the lab started: its CPU time and resident memory.
 
+use std::path::Path;
 use std::time::Duration;
 
 /// The CPU time process `pid` has used so far, all its threads together (Linux
 /// `/proc/{pid}/task/*/schedstat`); `None` where that cannot be read.
 pub fn cpu_time(pid: u32) -> Option<Duration> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let nanos = tasks
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
-        .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
-    Some(Duration::from_nanos(nanos))
+    Some(
+        tasks
+            .flatten()
+            .filter_map(|task| run_time(&task.path().join("schedstat")))
+            .sum(),
+    )
 }
 
 /// The CPU time of process `pid`'s main thread alone — in workerd, the thread its
 /// isolates run on (`/proc/{pid}/task/{pid}/schedstat`).
 pub fn main_thread_cpu_time(pid: u32) -> Option<Duration> {
-    let line = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/schedstat")).ok()?;
+    run_time(Path::new(&format!("/proc/{pid}/task/{pid}/schedstat")))
+}
+
+/// A thread's time on the CPU, the first field of its `schedstat` (nanoseconds).
+fn run_time(schedstat: &Path) -> Option<Duration> {
+    let line = std::fs::read_to_string(schedstat).ok()?;
     Some(Duration::from_nanos(
         line.split_whitespace().next()?.parse().ok()?,
     ))

@@ -66,7 +66,7 @@ pub struct System {
     /// The origin's operator listener (`ORIGIN_ADMIN_LISTEN`): every `/admin/…` route.
     pub origin_admin: String,
     pub gateway: String,
-    /// The tests' client: see [`client`].
+    /// The tests' client ([`harness::workerd::client`]).
     pub http: reqwest::Client,
     services: Services,
     database_url: String,
@@ -203,7 +203,9 @@ impl System {
             origin_metrics: format!("http://127.0.0.1:{metrics_port}"),
             origin_admin: format!("http://127.0.0.1:{admin_port}"),
             gateway: gateway.clone(),
-            http: client(),
+            http: harness::workerd::client()
+                .build()
+                .expect("a reqwest client"),
             services: Services::new(&base),
             database_url: server.as_ref().map_or_else(
                 || format!("sqlite://{}", base.join("origin.sqlite3").display()),
@@ -348,17 +350,6 @@ impl Drop for System {
 pub fn order_body(order_id: &str) -> String {
     serde_json::json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 5000 })
         .to_string()
-}
-
-/// A client that never sends on a connection idle for 2 s or more. workerd closes a
-/// connection idle for 5 s, and a request written as it does gets no answer
-/// (`IncompleteMessage`): a test that waits on a browser script holds the runtime, so
-/// the client never reads the close before it sends again.
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .pool_idle_timeout(Duration::from_secs(2))
-        .build()
-        .expect("a reqwest client")
 }
 
 /// The path of a workspace binary: in `E2E_BIN_DIR` when set (the benchmarks use release

@@ -15,20 +15,14 @@ pub const CONCURRENCY: usize = 16;
 
 /// What one route cost.
 pub struct Measured {
-    pub requests: u64,
-    pub per_second: f64,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    /// workerd's CPU time over the requests, per request, in µs.
-    pub cpu_us: f64,
     /// How many of each status came back.
     pub statuses: BTreeMap<u16, u64>,
     /// How many the edge refused from its isolate's memory, where it says.
     pub from_memory: Option<u64>,
-    /// Each answer's latency, sorted, the row's time and workerd's CPU time over it: what
-    /// rows [`merged`](Measured::merged) are summed from.
+    /// Each answer's latency, sorted.
     latencies: Vec<Duration>,
     elapsed: Duration,
+    /// workerd's CPU time over the row.
     cpu: Duration,
 }
 
@@ -45,14 +39,17 @@ impl Measured {
     }
 
     /// `rows` as one: their requests, time and CPU summed, their latencies pooled.
-    pub fn merged(rows: &[Measured]) -> anyhow::Result<Self> {
-        let mut statuses = BTreeMap::new();
-        for (status, count) in rows.iter().flat_map(|row| &row.statuses) {
-            *statuses.entry(*status).or_insert(0) += count;
+    pub fn merged(rows: Vec<Measured>) -> anyhow::Result<Self> {
+        let (mut statuses, mut latencies) = (BTreeMap::new(), Vec::new());
+        let (mut elapsed, mut cpu) = (Duration::ZERO, Duration::ZERO);
+        for row in rows {
+            for (status, count) in row.statuses {
+                *statuses.entry(status).or_insert(0) += count;
+            }
+            latencies.extend(row.latencies);
+            elapsed += row.elapsed;
+            cpu += row.cpu;
         }
-        let latencies = rows.iter().flat_map(|row| row.latencies.clone()).collect();
-        let elapsed = rows.iter().map(|row| row.elapsed).sum();
-        let cpu = rows.iter().map(|row| row.cpu).sum();
         Self::summed(statuses, latencies, elapsed, cpu)
     }
 
@@ -62,27 +59,45 @@ impl Measured {
         elapsed: Duration,
         cpu: Duration,
     ) -> anyhow::Result<Self> {
-        latencies.sort();
-        let requests = latencies.len() as u64;
-        if requests == 0 {
+        if latencies.is_empty() {
             anyhow::bail!("no request was sent");
         }
-        let quantile = |q: f64| {
-            let rank = ((q * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
-            latencies[rank - 1].as_secs_f64() * 1e3
-        };
+        latencies.sort();
         Ok(Measured {
-            requests,
-            per_second: requests as f64 / elapsed.as_secs_f64(),
-            p50_ms: quantile(0.50),
-            p99_ms: quantile(0.99),
-            cpu_us: cpu.as_secs_f64() * 1e6 / requests as f64,
             statuses,
             from_memory: None,
             latencies,
             elapsed,
             cpu,
         })
+    }
+
+    /// How many requests were answered (or failed).
+    pub fn requests(&self) -> u64 {
+        self.latencies.len() as u64
+    }
+
+    pub fn per_second(&self) -> f64 {
+        self.requests() as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub fn p50_ms(&self) -> f64 {
+        self.quantile_ms(0.50)
+    }
+
+    pub fn p99_ms(&self) -> f64 {
+        self.quantile_ms(0.99)
+    }
+
+    fn quantile_ms(&self, q: f64) -> f64 {
+        let rank =
+            ((q * self.latencies.len() as f64).ceil() as usize).clamp(1, self.latencies.len());
+        self.latencies[rank - 1].as_secs_f64() * 1e3
+    }
+
+    /// workerd's CPU time over the requests, per request, in µs.
+    pub fn cpu_us(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.requests() as f64
     }
 
     /// How long the row took.
@@ -167,19 +182,23 @@ mod tests {
         };
         let fast = row(&[(200, ms(1)), (200, ms(2))], ms(100), ms(4));
         let slow = row(&[(200, ms(9)), (429, ms(7))], ms(300), ms(12));
-        let both = Measured::merged(&[fast, slow]).expect("two rows");
-        assert_eq!(both.requests, 4);
+        let both = Measured::merged(vec![fast, slow]).expect("two rows");
+        assert_eq!(both.requests(), 4);
         assert_eq!(both.statuses, BTreeMap::from([(200, 3), (429, 1)]));
-        assert!((both.per_second - 10.0).abs() < 1e-9, "{}", both.per_second);
-        assert!((both.cpu_us - 4_000.0).abs() < 1e-6, "{}", both.cpu_us);
-        assert!((both.p50_ms - 2.0).abs() < 1e-9, "{}", both.p50_ms);
-        assert!((both.p99_ms - 9.0).abs() < 1e-9, "{}", both.p99_ms);
+        assert!(
+            (both.per_second() - 10.0).abs() < 1e-9,
+            "{}",
+            both.per_second()
+        );
+        assert!((both.cpu_us() - 4_000.0).abs() < 1e-6, "{}", both.cpu_us());
+        assert!((both.p50_ms() - 2.0).abs() < 1e-9, "{}", both.p50_ms());
+        assert!((both.p99_ms() - 9.0).abs() < 1e-9, "{}", both.p99_ms());
         assert_eq!(both.elapsed(), ms(400));
     }
 
     #[test]
     fn a_row_without_answers_is_an_error() {
         assert!(Measured::new(&[], Duration::from_secs(1), Duration::ZERO).is_err());
-        assert!(Measured::merged(&[]).is_err());
+        assert!(Measured::merged(Vec::new()).is_err());
     }
 }

@@ -217,13 +217,11 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
     Ok(())
 }
 
-/// The lab's client: [`CONCURRENCY`] connections kept, none reused once idle for 500 ms
-/// (workerd closes idle connections on its own schedule, and a request sent on one as it
-/// closes gets no answer), none waiting more than 30 s.
+/// The lab's client: [`CONCURRENCY`] connections kept, none past workerd's idle close
+/// ([`harness::workerd::client`]), none waiting more than 30 s.
 pub fn client() -> anyhow::Result<reqwest::Client> {
-    Ok(reqwest::Client::builder()
+    Ok(harness::workerd::client()
         .pool_max_idle_per_host(CONCURRENCY * 2)
-        .pool_idle_timeout(Duration::from_millis(500))
         .timeout(Duration::from_secs(30))
         .build()?)
 }

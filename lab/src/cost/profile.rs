@@ -115,7 +115,7 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
         let sent = sent?;
         text.push_str(&format!(
             "## {name}\n\n{} requests in {:.1} s, all while sampling ({}).\n\n{}\n",
-            sent.requests,
+            sent.requests(),
             took.as_secs_f64(),
             sent.answers(),
             String::from_utf8_lossy(&profile.stdout)

@@ -41,8 +41,8 @@ impl Table {
         println!(
             "{}: {:.0} µs CPU/request, {:.0}/s ({})",
             row.name,
-            row.measured.cpu_us,
-            row.measured.per_second,
+            row.measured.cpu_us(),
+            row.measured.per_second(),
             row.measured.answers()
         );
         self.rows.push(row);
@@ -52,7 +52,7 @@ impl Table {
         self.rows
             .iter()
             .find(|row| row.name.starts_with(name_starts))
-            .map(|row| row.measured.cpu_us)
+            .map(|row| row.measured.cpu_us())
     }
 
     /// The page: how it was measured, then the table.
@@ -91,7 +91,7 @@ impl Table {
         for row in &self.rows {
             let m = &row.measured;
             let from_memory = match m.from_memory {
-                Some(count) if !row.baseline => format!("{count} of {}", m.requests),
+                Some(count) if !row.baseline => format!("{count} of {}", m.requests()),
                 _ => "—".into(),
             };
             let _ = writeln!(
@@ -99,12 +99,12 @@ impl Table {
                 "| {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} | {from_memory} |",
                 row.name,
                 m.answers(),
-                m.per_second,
-                m.p50_ms,
-                m.p99_ms,
-                m.cpu_us,
-                m.cpu_us / healthz,
-                m.cpu_us / object,
+                m.per_second(),
+                m.p50_ms(),
+                m.p99_ms(),
+                m.cpu_us(),
+                m.cpu_us() / healthz,
+                m.cpu_us() / object,
             );
         }
         text

@@ -38,7 +38,7 @@ impl Polled {
             room_calls += row.room_calls;
         }
         Ok(Polled {
-            measured: Measured::merged(&measured)?,
+            measured: Measured::merged(measured)?,
             main_thread,
             room_calls,
         })
@@ -46,7 +46,7 @@ impl Polled {
 
     /// workerd's main thread's CPU time per request, in µs.
     pub fn main_thread_us(&self) -> f64 {
-        self.main_thread.as_secs_f64() * 1e6 / self.measured.requests.max(1) as f64
+        self.main_thread.as_secs_f64() * 1e6 / self.measured.requests() as f64
     }
 
     pub fn room_calls_per_s(&self) -> f64 {
@@ -143,7 +143,7 @@ where
                 poll_row,
             )
         };
-        ratios.push(poll_row.measured.cpu_us / healthz_row.measured.cpu_us);
+        ratios.push(poll_row.measured.cpu_us() / healthz_row.measured.cpu_us());
         healthzes.push(healthz_row);
         polls.push(poll_row);
     }

@@ -25,7 +25,7 @@ pub struct Room {
     pub edge_http: reqwest::Client,
 }
 
-/// The edge isolate's V8 heap, as its inspector says after a full collection, in MB.
+/// The edge isolate's V8 heap, as its inspector says (`scripts/isolate-heap.mjs`), in MB.
 pub struct Heap {
     /// What the isolate holds: used after full collections.
     pub used_mb: f64,
