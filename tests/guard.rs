@@ -152,7 +152,7 @@ async fn a_failing_pg_opens_the_breaker_and_probes_close_it_when_it_is_back() {
     let system = System::backend(&[
         ("BREAKER_WINDOW", "4"),
         ("BREAKER_MIN_CALLS", "4"),
-        ("BREAKER_OPEN_MS", "1500"),
+        ("BREAKER_OPEN_MS", "5000"),
         ("BREAKER_HALF_OPEN_CALLS", "2"),
     ])
     .await;

@@ -12,7 +12,7 @@ use support::{EdgeSetup, System, OPERATOR_TOKEN};
 
 const EVENT: &str = "drop-paused";
 /// The origin's breaker wait: how long a forced-open breaker is expected to refuse.
-const OPEN_MS: i64 = 6_000;
+const OPEN_MS: i64 = 12_000;
 
 async fn confirm(system: &System, token: &str, order_id: &str) -> reqwest::Response {
     room::confirm(system, token, order_id, Some(EVENT)).await

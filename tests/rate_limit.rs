@@ -135,7 +135,8 @@ async fn a_request_the_global_limit_refuses_does_not_spend_the_users_quota() {
     let system = System::start_with(EdgeSetup {
         vars: vec![
             ("RATE_LIMIT_USER", "1/1m".into()),
-            ("RATE_LIMIT_GLOBAL", "1/1s".into()),
+            // Wide enough that "b" falls in "a"'s window after a's whole round trip.
+            ("RATE_LIMIT_GLOBAL", "1/5s".into()),
         ],
         ..EdgeSetup::default()
     })

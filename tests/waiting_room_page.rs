@@ -217,6 +217,11 @@ async fn the_page_says_payments_are_paused_and_keeps_the_place() {
     );
 }
 
+/// How far ahead the page test's drop opens: both pages must be in its prequeue by then,
+/// two Chromiums starting cold on a fresh machine (9 s for one in CI) and signing in.
+/// A page learns the opening when it enters, so it cannot be brought forward later.
+const OPENS_IN_MS: i64 = 40_000;
+
 /// A drop's page at desktop and phone widths at once: the prequeue and the time of its
 /// draw, then — the drop held by its operator — the position, the progress bar and the
 /// held notice, then, resumed, the admitted state. Screenshots of each step, each width.
@@ -227,7 +232,7 @@ async fn the_page_takes_a_drop_from_prequeue_to_draw_to_position_to_admitted() {
     let (status, defined) = system
         .set_event(json!({
             "eventId": "drop-12", "stock": 10, "amount": 1000, "gated": true,
-            "admitLimit": 2, "opensAt": now + 15_000, "prequeueFrom": now,
+            "admitLimit": 2, "opensAt": now + OPENS_IN_MS, "prequeueFrom": now,
             "name": "Winter drop",
         }))
         .await;

@@ -101,7 +101,7 @@ async fn a_closed_log_pipe_stops_neither_payments_nor_recovery() {
         )
         .env("ENCRYPTION_CURRENT_KEK", "v1")
         .env("RECOVERY_INTERVAL_MS", "200")
-        .env("GATEWAY_TIMEOUT_MS", "300")
+        .env("GATEWAY_TIMEOUT_MS", "2000")
         .env("RUST_LOG", "debug")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -4,12 +4,13 @@
 //! restart keeps it. One small read a half-second per instance is its cost. And how long,
 //! under that setting, the breaker is expected to go on refusing ([`GatewayGuard::refusing_for_ms`]).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::{lock, GatewayGuard};
 use crate::policy::breaker::BreakerMode;
-use crate::store::{BreakerControl, Store};
+use crate::store::{BreakerControl, Store, StoreError};
 
 /// How long a breaker forced open is expected to refuse when it has no settings of its own.
 const FORCED_OPEN_PAUSE_MS: u64 = 10_000;
@@ -21,12 +22,21 @@ pub const FOLLOW_EVERY: Duration = Duration::from_millis(500);
 /// [`FOLLOW_EVERY`] after, for as long as the origin runs; a failed read is retried at the
 /// next tick.
 pub async fn follow(guard: Arc<GatewayGuard>, name: &'static str, store: Arc<dyn Store>) {
+    follow_reads(guard, || store.breaker_control(name)).await
+}
+
+/// [`follow`], the setting read by `read`.
+async fn follow_reads<F, Read>(guard: Arc<GatewayGuard>, read: F)
+where
+    F: Fn() -> Read,
+    Read: Future<Output = Result<Option<BreakerControl>, StoreError>>,
+{
     let mut every = tokio::time::interval(FOLLOW_EVERY);
     // A slow read is not made up for with a burst of reads.
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;
-        match store.breaker_control(name).await {
+        match read().await {
             Ok(Some(control)) => guard.apply_control(control),
             Ok(None) => {}
             Err(err) => tracing::warn!(error = %err, "could not read the breaker's setting"),
@@ -93,3 +103,6 @@ impl GatewayGuard {
             .map_or(BreakerMode::Auto, |control| control.mode)
     }
 }
+
+#[cfg(test)]
+mod tests;
