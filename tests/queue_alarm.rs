@@ -23,6 +23,9 @@ async fn the_alarm_chain_admits_the_next_in_line_with_nobody_polling() {
     for token in [&first, &second, &third] {
         enter(&system, token, "drop-alarm").await;
     }
+    // The first leaves 3 s into its pass — more than the alarm's allowed lateness below,
+    // so the first pass's alarm fires before the second's pass ends, with nothing expired.
+    tokio::time::sleep(Duration::from_secs(3)).await;
     // The second's pass starts now and ends a TTL later; the alarm stays at the first's.
     leave(&system, &first, "drop-alarm").await;
     let second_pass_ends = now_ms() + TTL_MS;

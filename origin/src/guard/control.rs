@@ -26,10 +26,10 @@ pub async fn follow(guard: Arc<GatewayGuard>, name: &'static str, store: Arc<dyn
 }
 
 /// [`follow`], the setting read by `read`.
-async fn follow_reads<F, Read>(guard: Arc<GatewayGuard>, read: F)
+async fn follow_reads<F, Fut>(guard: Arc<GatewayGuard>, read: F)
 where
-    F: Fn() -> Read,
-    Read: Future<Output = Result<Option<BreakerControl>, StoreError>>,
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<Option<BreakerControl>, StoreError>>,
 {
     let mut every = tokio::time::interval(FOLLOW_EVERY);
     // A slow read is not made up for with a burst of reads.

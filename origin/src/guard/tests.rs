@@ -332,21 +332,3 @@ async fn calls_out_past_the_slow_threshold_open_the_breaker_before_any_times_out
         );
     }
 }
-
-/// A setting read before a newer one was made arrives late: the newer stays in force.
-#[test]
-fn an_older_operator_setting_never_replaces_a_newer_one() {
-    let (guard, _) = guard(GuardConfig::default());
-    let setting = |mode, version| BreakerControl {
-        mode,
-        reason: format!("v{version}"),
-        by: "operator".into(),
-        at_ms: 0,
-        version,
-    };
-    guard.apply_control(setting(BreakerMode::ForcedOpen, 2));
-    guard.apply_control(setting(BreakerMode::Auto, 1));
-    assert_eq!(guard.mode(), BreakerMode::ForcedOpen);
-    guard.apply_control(setting(BreakerMode::Auto, 3));
-    assert_eq!(guard.mode(), BreakerMode::Auto);
-}
