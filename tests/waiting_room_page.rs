@@ -219,7 +219,8 @@ async fn the_page_says_payments_are_paused_and_keeps_the_place() {
 
 /// How far ahead the page test's drop opens: both pages must be in its prequeue by then,
 /// two Chromiums starting cold on a fresh machine (9 s for one in CI) and signing in.
-/// A page learns the opening when it enters, so it cannot be brought forward later.
+/// A prequeued page next asks at the opening it was told (in 60 s at most), so bringing
+/// the opening forward once they are in would leave the pages waiting for it.
 const OPENS_IN_MS: i64 = 40_000;
 
 /// A drop's page at desktop and phone widths at once: the prequeue and the time of its

@@ -130,18 +130,14 @@ where
     let (mut healthzes, mut polls, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..ROUNDS as u64 {
         let first = WARM_UP + round * PER_ROUND;
+        let healthz_row = || measured(room, first, PER_ROUND, healthz.clone());
+        let poll_row = || measured(room, first, PER_ROUND, poll.clone());
         let (healthz_row, poll_row) = if round % 2 == 0 {
-            let healthz_row = measured(room, first, PER_ROUND, healthz.clone()).await?;
-            (
-                healthz_row,
-                measured(room, first, PER_ROUND, poll.clone()).await?,
-            )
+            let healthz_row = healthz_row().await?;
+            (healthz_row, poll_row().await?)
         } else {
-            let poll_row = measured(room, first, PER_ROUND, poll.clone()).await?;
-            (
-                measured(room, first, PER_ROUND, healthz.clone()).await?,
-                poll_row,
-            )
+            let poll_row = poll_row().await?;
+            (healthz_row().await?, poll_row)
         };
         ratios.push(poll_row.measured.cpu_us() / healthz_row.measured.cpu_us());
         healthzes.push(healthz_row);

@@ -10,7 +10,7 @@ use crate::gateway::GatewayAnswer;
 
 const APPROVED: GatewayAnswer = GatewayAnswer::Approved { approved_at: 1 };
 
-fn guard(config: GuardConfig) -> (GatewayGuard, Arc<Metrics>) {
+pub(super) fn guard(config: GuardConfig) -> (GatewayGuard, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::default());
     (
         GatewayGuard::new("approve", config, metrics.clone()),

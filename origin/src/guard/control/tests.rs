@@ -6,7 +6,6 @@ use std::sync::Mutex;
 
 use super::*;
 use crate::guard::GuardConfig;
-use crate::metrics::Metrics;
 
 fn setting(mode: BreakerMode, version: i64) -> BreakerControl {
     BreakerControl {
@@ -19,12 +18,7 @@ fn setting(mode: BreakerMode, version: i64) -> BreakerControl {
 }
 
 fn guard() -> Arc<GatewayGuard> {
-    let metrics = Arc::new(Metrics::default());
-    Arc::new(GatewayGuard::new(
-        "approve",
-        GuardConfig::default(),
-        metrics,
-    ))
+    Arc::new(crate::guard::tests::guard(GuardConfig::default()).0)
 }
 
 /// The database's setting as `follow` reads it: every read fails while `failing`, and
