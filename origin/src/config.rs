@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use rules::rate_limit::parse_rate;
 
+use rules::sliding_window::Rate;
+
 use crate::crypto::{FieldCipher, KeyConfigError};
+use crate::gateway::GatewayConfig;
 use crate::guard::GuardConfig;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::limiter::LimiterConfig;
@@ -30,8 +33,11 @@ pub struct OriginConfig {
     pub database_url: String,
     /// `EDGE_SIGNING_SECRET`: the HMAC key shared with the edge.
     pub edge_secret: Vec<u8>,
-    /// `GATEWAY_URL`: the payment gateway's base URL.
-    pub gateway_url: String,
+    /// The PG: `GATEWAY_PROVIDER`, `GATEWAY_URL`, `GATEWAY_SECRET_KEY`,
+    /// `GATEWAY_WEBHOOK_SECRET`, `GATEWAY_CURRENCY`.
+    pub gateway: GatewayConfig,
+    /// `GATEWAY_WEBHOOK_LOOKUP_RATE`: look-ups the PG's webhooks may cause, at most.
+    pub webhook_lookup_rate: Rate,
     /// The PG guard: `GATEWAY_TIMEOUT_MS`, `BULKHEAD_MAX_CONCURRENT`, `BREAKER_*`,
     /// `LIMITER`, `LIMITER_RATE`.
     pub guard: GuardConfig,
@@ -47,9 +53,6 @@ pub struct OriginConfig {
     pub max_concurrent_logins: u32,
     /// `OPERATOR_TOKEN`: the bearer token of the operator routes; unset disables them.
     pub operator_token: Option<String>,
-    /// `GATEWAY_CALLBACK_SECRET`: the key the PG signs callbacks with; unset refuses
-    /// every callback.
-    pub callback_secret: Option<Vec<u8>>,
     /// `ENCRYPTION_KEKS`, `ENCRYPTION_CURRENT_KEK`: the KEKs the sensitive columns are
     /// sealed under.
     pub cipher: FieldCipher,
@@ -99,13 +102,15 @@ impl OriginConfig {
                 problem: format!("must be at least {MIN_SECRET_LEN} characters"),
             });
         }
-        let gateway_url = get("GATEWAY_URL").unwrap_or_else(|| "http://127.0.0.1:8090".into());
-        if !(gateway_url.starts_with("http://") || gateway_url.starts_with("https://")) {
-            return Err(ConfigError::Invalid {
-                name: "GATEWAY_URL",
-                problem: "must be an http:// or https:// URL".into(),
-            });
-        }
+        let gateway = GatewayConfig::from_lookup(&get)
+            .map_err(|(name, problem)| ConfigError::Invalid { name, problem })?;
+        let webhook_lookup_rate = parse_rate(
+            &get("GATEWAY_WEBHOOK_LOOKUP_RATE").unwrap_or_else(|| "20/1s".into()),
+        )
+        .map_err(|problem| ConfigError::Invalid {
+            name: "GATEWAY_WEBHOOK_LOOKUP_RATE",
+            problem,
+        })?;
         let operator_token = get("OPERATOR_TOKEN");
         if operator_token
             .as_ref()
@@ -161,16 +166,6 @@ impl OriginConfig {
                 ),
             });
         }
-        let callback_secret = get("GATEWAY_CALLBACK_SECRET");
-        if callback_secret
-            .as_ref()
-            .is_some_and(|secret| secret.len() < MIN_SECRET_LEN)
-        {
-            return Err(ConfigError::Invalid {
-                name: "GATEWAY_CALLBACK_SECRET",
-                problem: format!("must be at least {MIN_SECRET_LEN} characters"),
-            });
-        }
         let guard = GuardConfig {
             timeout: millis("GATEWAY_TIMEOUT_MS", 3_000, 1)?,
             bulkhead: small("BULKHEAD_MAX_CONCURRENT", 50, 0, 100_000)?,
@@ -185,13 +180,13 @@ impl OriginConfig {
             admin_listen: address("ORIGIN_ADMIN_LISTEN", "127.0.0.1:8081")?,
             database_url,
             edge_secret: edge_secret.into_bytes(),
-            gateway_url,
+            gateway,
+            webhook_lookup_rate,
             guard,
             db_acquire_timeout: millis("DB_ACQUIRE_TIMEOUT_MS", 3_000, 1)?,
             max_concurrent_requests: small("ORIGIN_MAX_CONCURRENT_REQUESTS", 256, 1, 100_000)?,
             max_concurrent_logins: small("ORIGIN_MAX_CONCURRENT_LOGINS", 64, 1, 100_000)?,
             operator_token,
-            callback_secret: callback_secret.map(String::into_bytes),
             recovery: RecoveryConfig {
                 interval: recovery_interval,
                 // Half an interval: an answer in the first half of a cycle is due again

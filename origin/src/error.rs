@@ -40,10 +40,6 @@ pub enum ApiError {
     IdempotencyInFlight,
     /// This Idempotency-Key was first used for a different request body.
     IdempotencyKeyReused,
-    /// A PG callback without a valid signature.
-    CallbackSignatureInvalid,
-    /// PG callbacks are off: `GATEWAY_CALLBACK_SECRET` is not set.
-    CallbacksDisabled,
     /// An operator route without the operator's token.
     OperatorTokenInvalid,
     /// Operator routes are off: `OPERATOR_TOKEN` is not set.
@@ -144,16 +140,6 @@ impl IntoResponse for ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "IDEMPOTENCY_KEY_REUSED",
                 "this Idempotency-Key was already used for a different request".to_owned(),
-            ),
-            Self::CallbackSignatureInvalid => (
-                StatusCode::UNAUTHORIZED,
-                "SIGNATURE_INVALID",
-                "the callback is not signed by the gateway".to_owned(),
-            ),
-            Self::CallbacksDisabled => (
-                StatusCode::FORBIDDEN,
-                "CALLBACKS_DISABLED",
-                "gateway callbacks are off because GATEWAY_CALLBACK_SECRET is not set".to_owned(),
             ),
             Self::TooManyAttempts { retry_after_secs } => {
                 return (

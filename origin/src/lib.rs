@@ -4,8 +4,8 @@
 //! - [`server`] — `origin serve`: the store, both listeners, shutdown.
 //! - [`routes`] — the API and metrics routers, and the handlers: [`routes::payments`]
 //!   (confirm: TX 1, guarded gateway call, TX 2; read-back), [`routes::credentials`]
-//!   (the credential check behind the edge's login), [`routes::callback`] (the PG's
-//!   signed callbacks), [`routes::admin`] and [`routes::reconciliations`] (operator
+//!   (the credential check behind the edge's login), [`routes::webhooks`] (the PG's
+//!   webhooks), [`routes::admin`] and [`routes::reconciliations`] (operator
 //!   routes behind `OPERATOR_TOKEN`); [`state`] — what every handler is given.
 //! - [`edge_signature`] — the edge's HMAC signature, checked before any signed route.
 //! - [`event_cli`] — `origin event …`: drops from the command line, through the

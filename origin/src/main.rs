@@ -153,7 +153,10 @@ async fn recover(once: bool) -> anyhow::Result<()> {
     )
     .await?;
     let metrics = std::sync::Arc::new(origin::metrics::Metrics::default());
-    let recovery = std::sync::Arc::new(origin::server::recovery(&config, store, metrics)?);
+    let gateway = origin::gateway::open(&config.gateway)?;
+    let recovery = std::sync::Arc::new(origin::server::recovery(
+        &config, gateway, store, metrics,
+    )?);
     if once {
         let report = recovery.run_cycle().await;
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -273,6 +276,9 @@ async fn add_user(name: &str, replace_password: bool) -> anyhow::Result<()> {
     let password = password.strip_suffix('\r').unwrap_or(password);
     match origin::users::add_user(store.as_ref(), name, password, replace_password).await? {
         UserAdded::Created { id } => println!("added user {name} with id {id}"),
+        UserAdded::PasswordUnchanged => {
+            println!("user {name} has this password already; nothing changed");
+        }
         UserAdded::PasswordReplaced => {
             println!("set a new password for user {name}");
             end_sessions(store.as_ref(), name).await.with_context(|| {

@@ -37,7 +37,8 @@ pub struct Metrics {
     http_requests: Family<RequestLabel, Counter>,
     recovery_cycles: Counter,
     recovery_payments: Family<OutcomeLabel, Counter>,
-    callbacks: Family<OutcomeLabel, Counter>,
+    webhooks: Family<OutcomeLabel, Counter>,
+    needs_operator: Family<OutcomeLabel, Counter>,
     late_approvals: Family<OutcomeLabel, Counter>,
     reconciliation_findings: Family<OutcomeLabel, Counter>,
     task_panics: Family<TaskLabel, Counter>,
@@ -135,11 +136,20 @@ impl Default for Metrics {
              unresolved (asked again later), flagged (for an operator)",
             recovery_payments.clone(),
         );
-        let callbacks = Family::<OutcomeLabel, Counter>::default();
+        let webhooks = Family::<OutcomeLabel, Counter>::default();
         registry.register(
-            "gateway_callbacks",
-            "PG callbacks received, by outcome",
-            callbacks.clone(),
+            "gateway_webhooks",
+            "PG webhooks by outcome: refused, ignored (names no payment), queued, \
+             duplicate, dropped (too many waiting), looked_up, unknown_payment, store_error",
+            webhooks.clone(),
+        );
+        let needs_operator = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "gateway_needs_operator",
+            "PG answers an operator must look at: not_sent (the PG refused our request or \
+             configuration unprocessed), approval_mismatch (it approved another amount, \
+             currency or order)",
+            needs_operator.clone(),
         );
         let late_approvals = Family::<OutcomeLabel, Counter>::default();
         registry.register(
@@ -195,7 +205,8 @@ impl Default for Metrics {
             http_requests,
             recovery_cycles,
             recovery_payments,
-            callbacks,
+            webhooks,
+            needs_operator,
             late_approvals,
             reconciliation_findings,
             task_panics,
@@ -329,8 +340,12 @@ impl Metrics {
             .inc();
     }
 
-    pub fn callback_received(&self, outcome: &'static str) {
-        self.callbacks
+    pub fn webhook(&self, outcome: &'static str) {
+        self.webhooks.get_or_create(&OutcomeLabel { outcome }).inc();
+    }
+
+    pub fn gateway_needs_operator(&self, outcome: &'static str) {
+        self.needs_operator
             .get_or_create(&OutcomeLabel { outcome })
             .inc();
     }

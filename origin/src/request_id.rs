@@ -1,6 +1,6 @@
 //! Every request's id: the edge's `X-Request-Id` — signed with the rest of the request,
 //! so the signature check refuses a changed one — or, for a request that did not come
-//! through the edge (a PG callback, an operator's), a fresh one. It is a field of the
+//! through the edge (a PG webhook, an operator's), a fresh one. It is a field of the
 //! request's tracing span, so every log line of the request names it; it comes back in
 //! `X-Request-Id`, and every JSON error body carries it as `requestId`.
 

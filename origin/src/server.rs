@@ -10,13 +10,14 @@ use tokio::sync::watch;
 
 use crate::config::OriginConfig;
 use crate::edge_signature::{purge_stale_nonces, EdgeVerifier};
-use crate::gateway::GatewayClient;
 use crate::guard::{GatewayGuard, GuardConfig, APPROVE_GUARD, RECOVER_GUARD};
 use crate::idempotency;
 use crate::metrics::Metrics;
 use crate::operator_auth::OperatorGate;
 use crate::overload::Capacity;
 use crate::policy::breaker::BreakerConfig;
+use crate::gateway::{self, Gateway};
+use crate::recovery::hints::{self, Hints};
 use crate::recovery::Recovery;
 use crate::routes::{admin_app, app, metrics_app};
 use crate::state::AppState;
@@ -32,6 +33,7 @@ const RECOVER_BULKHEAD: u32 = 16;
 /// failures (timeouts among them) only — its own bulkhead, no limiter.
 pub fn recovery(
     config: &OriginConfig,
+    gateway: Arc<dyn Gateway>,
     store: Arc<dyn store::Store>,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<Recovery> {
@@ -46,7 +48,7 @@ pub fn recovery(
     };
     Ok(Recovery::new(
         store,
-        GatewayClient::new(&config.gateway_url)?,
+        gateway,
         GatewayGuard::new(RECOVER_GUARD, guard, metrics.clone()),
         metrics,
         config.recovery,
@@ -67,10 +69,15 @@ pub async fn serve(
     if config.operator_token.is_none() {
         tracing::warn!("OPERATOR_TOKEN is not set: operator routes (/admin/…) are off");
     }
-    if config.callback_secret.is_none() {
-        tracing::warn!("GATEWAY_CALLBACK_SECRET is not set: PG callbacks are refused");
-    }
-    let recovery = Arc::new(recovery(&config, store.clone(), metrics.clone())?);
+    let gateway = gateway::open(&config.gateway)?;
+    tracing::info!(provider = gateway.provider().as_str(), url = %config.gateway.url, "the payment gateway");
+    let recovery = Arc::new(recovery(
+        &config,
+        gateway.clone(),
+        store.clone(),
+        metrics.clone(),
+    )?);
+    let (webhooks, hints) = Hints::new();
     // Several instances share a PostgreSQL database: so do their nonces.
     let shared = store::Backend::of(&config.database_url) == Some(store::Backend::Postgres);
     let edge = if shared {
@@ -86,7 +93,7 @@ pub async fn serve(
     }
     let state = AppState {
         store: store.clone(),
-        gateway: GatewayClient::new(&config.gateway_url)?,
+        gateway,
         guard: Arc::new(guard),
         edge: Arc::new(edge),
         metrics: metrics.clone(),
@@ -95,7 +102,7 @@ pub async fn serve(
         capacity: Capacity::new(config.max_concurrent_requests),
         login_capacity: Capacity::new(config.max_concurrent_logins),
         recovery: recovery.clone(),
-        callback_secret: config.callback_secret.as_deref().map(Arc::from),
+        webhooks: webhooks.clone(),
         edge_calls: match std::env::var("EDGE_URL") {
             Ok(_) => Some(Arc::new(crate::edge::Edge::from_env(|name| {
                 std::env::var(name).ok()
@@ -115,6 +122,14 @@ pub async fn serve(
     let backlog = tokio::spawn(crate::backlog::sample_every_interval(
         store.clone(),
         metrics.clone(),
+    ));
+    let look_up_hints = tokio::spawn(hints::look_up_each(
+        webhooks,
+        hints,
+        recovery.clone(),
+        store.clone(),
+        metrics.clone(),
+        config.webhook_lookup_rate,
     ));
     let purge = tokio::spawn(idempotency::purge_expired(store, metrics.clone()));
     let recover = tokio::spawn(recovery.run_every_interval());
@@ -168,6 +183,7 @@ pub async fn serve(
     purge.abort();
     backlog.abort();
     recover.abort();
+    look_up_hints.abort();
     follow.abort();
     if let Some(purge_nonces) = purge_nonces {
         purge_nonces.abort();

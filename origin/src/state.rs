@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::edge_signature::EdgeVerifier;
-use crate::gateway::GatewayClient;
+use crate::gateway::Gateway;
 use crate::guard::GatewayGuard;
 use crate::metrics::Metrics;
 use crate::operator_auth::OperatorGate;
@@ -17,7 +17,8 @@ use crate::users::Passwords;
 #[derive(Clone)]
 pub struct AppState {
     pub store: Arc<dyn Store>,
-    pub gateway: GatewayClient,
+    /// The PG, behind its port.
+    pub gateway: Arc<dyn Gateway>,
     /// The guard in front of every approval call.
     pub guard: Arc<GatewayGuard>,
     pub edge: Arc<EdgeVerifier>,
@@ -29,10 +30,10 @@ pub struct AppState {
     pub capacity: Capacity,
     /// Credential checks handled at once, apart from [`AppState::capacity`].
     pub login_capacity: Capacity,
-    /// The recovery job, also what a PG callback converges a payment through.
+    /// The recovery job, also what a PG webhook's look-up converges a payment through.
     pub recovery: Arc<Recovery>,
-    /// `GATEWAY_CALLBACK_SECRET`; `None` refuses every callback.
-    pub callback_secret: Option<Arc<[u8]>>,
+    /// The PG's webhooks, each a hint: looked up at a bounded rate.
+    pub webhooks: Arc<crate::recovery::hints::Hints>,
     /// The edge, for the drops' rooms (`EDGE_URL`); `None` refuses to define one.
     pub edge_calls: Option<Arc<crate::edge::Edge>>,
 }

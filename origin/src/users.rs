@@ -67,9 +67,13 @@ impl Passwords {
 pub enum UserAdded {
     Created { id: String },
     PasswordReplaced,
+    /// The user exists and already has this password: nothing was changed, so the
+    /// sessions begun with it stand.
+    PasswordUnchanged,
 }
 
-/// Adds a user, or with `replace_password` sets an existing user's password.
+/// Adds a user, or with `replace_password` sets an existing user's password — unless it
+/// is already the password, which changes nothing.
 pub async fn add_user(
     store: &dyn Store,
     username: &str,
@@ -90,6 +94,10 @@ pub async fn add_user(
     match store.insert_user(&user, now_ms()).await {
         Ok(()) => Ok(UserAdded::Created { id: user.id }),
         Err(StoreError::DuplicateUser) if replace_password => {
+            let current = store.user_by_name(&user.username).await?;
+            if current.is_some_and(|current| verify(password, &current.password_hash)) {
+                return Ok(UserAdded::PasswordUnchanged);
+            }
             store
                 .set_password_hash(&user.username, &user.password_hash, now_ms())
                 .await?;

@@ -917,7 +917,6 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
             first,
             &Decision::Approve {
                 approved_at: 60_000,
-                flag: None,
             },
             "holder-a",
             60_001,
@@ -943,21 +942,6 @@ async fn recovery_records_its_decision_on_unsettled_payments_only(store: &dyn St
         .unwrap();
     assert_eq!(settled, None, "a settled payment is left as it is");
     assert_eq!(store.payment_by_id(first).await.unwrap(), approved);
-
-    let flagged = store
-        .record_recovery(
-            second,
-            &Decision::Approve {
-                approved_at: 60_000,
-                flag: Some("AMOUNT_MISMATCH".into()),
-            },
-            "holder-a",
-            60_001,
-        )
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(flagged.recovery.flag.as_deref(), Some("AMOUNT_MISMATCH"));
 
     let third = payment_at(store, "o-3", 1_000, Some(Outcome::Unknown)).await;
     let failed = store

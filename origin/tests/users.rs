@@ -79,6 +79,14 @@ async fn adding_a_user_twice_fails_unless_asked_to_replace_the_password() {
     );
     let (status, _) = verify(&origin, r#"{"username":"demo","password":"new pw"}"#).await;
     assert_eq!(status, StatusCode::OK);
+    let stored = store.user_by_name("demo").await.unwrap().unwrap();
+    assert_eq!(
+        add_user(store, "Demo", "new pw", true).await.unwrap(),
+        UserAdded::PasswordUnchanged,
+        "the same password again changes nothing"
+    );
+    let after = store.user_by_name("demo").await.unwrap().unwrap();
+    assert_eq!(after.password_hash, stored.password_hash, "not hashed anew");
     assert!(add_user(store, "bad name", "pw", false).await.is_err());
     assert!(add_user(store, "someone", "", false).await.is_err());
 }

@@ -8,7 +8,11 @@ const SECRET: &str = "0123456789abcdef0123456789abcdef";
 const KEKS: &str = "v1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 
 fn config(vars: &[(&str, &str)]) -> Result<OriginConfig, ConfigError> {
-    let keys = [("ENCRYPTION_KEKS", KEKS), ("ENCRYPTION_CURRENT_KEK", "v1")];
+    let keys = [
+        ("ENCRYPTION_KEKS", KEKS),
+        ("ENCRYPTION_CURRENT_KEK", "v1"),
+        ("GATEWAY_SECRET_KEY", "test_sk_origin_tests"),
+    ];
     OriginConfig::from_lookup(|name| {
         vars.iter()
             .chain(&keys)
@@ -22,7 +26,8 @@ fn defaults_follow_the_contract() {
     let config = config(&[("EDGE_SIGNING_SECRET", SECRET)]).unwrap();
     assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
     assert_eq!(config.metrics_listen.to_string(), "127.0.0.1:9090");
-    assert_eq!(config.gateway_url, "http://127.0.0.1:8090");
+    assert_eq!(config.gateway.url, "https://api.tosspayments.com");
+    assert_eq!(config.webhook_lookup_rate.limit, 20);
     assert_eq!(config.guard, GuardConfig::default());
     assert_eq!(config.db_acquire_timeout, Duration::from_secs(3));
     assert_eq!(config.operator_token, None);

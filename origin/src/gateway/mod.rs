@@ -1,222 +1,120 @@
-//! The payment gateway (PG) over HTTP: the one place that speaks its protocol.
+//! The payment gateway (PG) port: confirm, look up, cancel, and a webhook checked as its
+//! PG's scheme requires. Two adapters implement it, chosen by `GATEWAY_PROVIDER`:
+//! [`toss`] (Toss Payments v1, the default) and [`stripe`] (Stripe PaymentIntents). The
+//! guard, recovery, the refund of late approvals and the webhook route use the port
+//! only; nothing outside an adapter knows a PG's wire format (`docs/design/gateways.md`).
 //!
-//! Every answer is classified by what we know afterwards. A request that never left
-//! (no connection) was not sent, so it cannot have charged anyone. A request that left
-//! and got no clear answer (timeout, 5xx, unreadable body) may have charged someone:
+//! Every answer is classified by what we know afterwards, into the classes of
+//! [`crate::policy::answers`]. A request that never left (no connection) was not sent,
+//! so it cannot have charged anyone. A request that left and got no clear answer
+//! (timeout, 5xx, an unreadable body, a code no list names) may have charged someone:
 //! its outcome is unknown until the PG is asked again. Approvals are never retried.
 
-use std::time::Duration;
+mod config;
+mod http;
+pub mod toss;
 
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
-pub use crate::policy::answers::{CancelAnswer, GatewayAnswer, GatewayStatus};
+use async_trait::async_trait;
+use axum::http::HeaderMap;
 
-/// A connection not made in this long is a PG that is not there: the request was not
-/// sent. The whole call is bounded by the guard's timeout.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+pub use crate::policy::answers::{
+    Approval, CancelAnswer, Confirmed, Expected, GatewayAnswer, GatewayStatus,
+};
+use crate::store::Payment;
+pub use config::{GatewayConfig, Provider};
 
-#[derive(Clone)]
-pub struct GatewayClient {
-    http: reqwest::Client,
-    base_url: String,
+/// The payment as an adapter needs it: what the customer confirmed, and the keys this
+/// origin stored for it before any call.
+#[derive(Debug, Clone, Copy)]
+pub struct Order<'a> {
+    pub order_id: &'a str,
+    /// Toss's `paymentKey`, Stripe's `pm_…`: what the PG's payment window made.
+    pub payment_key: &'a str,
+    pub amount: i64,
+    /// The `Idempotency-Key` of this payment's confirm; its cancel's is derived from it
+    /// ([`Order::cancel_key`]), so every retry of one operation sends the same key.
+    pub confirm_key: &'a str,
+    /// The PG's own id for it, once an answer named it (Stripe's `pi_…`).
+    pub reference: Option<&'a str>,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ConfirmBody<'a> {
-    payment_key: &'a str,
-    order_id: &'a str,
-    amount: i64,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StatusReply {
-    status: String,
-    amount: i64,
-    approved_at: Option<i64>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ConfirmReply {
-    status: String,
-    approved_at: Option<i64>,
-}
-
-impl GatewayClient {
-    /// Calls are not bounded here but by the guard that makes them (see
-    /// [`crate::guard`]); only the connect phase has its own bound.
-    pub fn new(base_url: &str) -> reqwest::Result<Self> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()?;
-        Ok(Self {
-            http,
-            base_url: base_url.trim_end_matches('/').to_owned(),
-        })
+impl<'a> Order<'a> {
+    pub fn of(payment: &'a Payment) -> Self {
+        Self {
+            order_id: &payment.order_id,
+            payment_key: &payment.payment_key,
+            amount: payment.amount,
+            confirm_key: &payment.gateway.confirm_key,
+            reference: payment.gateway.reference.as_deref(),
+        }
     }
 
-    /// Asks the PG to approve a payment, once.
-    pub async fn confirm(&self, order_id: &str, payment_key: &str, amount: i64) -> GatewayAnswer {
-        let url = format!("{}/v1/payments/confirm", self.base_url);
-        let body = ConfirmBody {
-            payment_key,
-            order_id,
-            amount,
-        };
-        let response = match self.http.post(&url).json(&body).send().await {
-            Ok(response) => response,
-            Err(err) if err.is_connect() => return GatewayAnswer::NotSent,
-            Err(err) => {
-                return GatewayAnswer::Unknown {
-                    cause: describe(&err),
-                }
-            }
-        };
-        let status = response.status();
-        if status.is_server_error() {
-            return GatewayAnswer::Unknown {
-                cause: format!("gateway answered {status}"),
-            };
-        }
-        if !status.is_success() {
-            return GatewayAnswer::Rejected {
-                status: status.as_u16(),
-            };
-        }
-        match response.json::<ConfirmReply>().await {
-            Ok(ConfirmReply {
-                status,
-                approved_at: Some(approved_at),
-            }) if status == "APPROVED" => GatewayAnswer::Approved { approved_at },
-            Ok(ConfirmReply { status, .. }) if status == "DECLINED" => GatewayAnswer::Declined,
-            Ok(ConfirmReply { status, .. }) => GatewayAnswer::Unknown {
-                cause: format!("unexpected gateway status {status}"),
-            },
-            Err(err) => GatewayAnswer::Unknown {
-                cause: describe(&err),
-            },
-        }
+    /// The `Idempotency-Key` of the one cancel (refund) this payment may need.
+    pub fn cancel_key(&self) -> String {
+        format!("{}:cancel", self.confirm_key)
     }
 }
 
-impl GatewayClient {
-    /// Asks the PG what became of an order (`GET /v1/payments/{orderId}`). Safe to ask
-    /// any number of times; bounded by the caller's guard.
-    pub async fn status(&self, order_id: &str) -> GatewayStatus {
-        let unavailable = |cause: String| GatewayStatus::Unavailable { cause };
-        let Some(order) = path_segment(order_id) else {
-            return unavailable(format!("order id {order_id:?} cannot be a path segment"));
-        };
-        let url = format!("{}/v1/payments/{order}", self.base_url);
-        let response = match self.http.get(&url).send().await {
-            Ok(response) => response,
-            Err(err) => return unavailable(describe(&err)),
-        };
-        match response.status().as_u16() {
-            404 => return GatewayStatus::NotFound,
-            200 => {}
-            other => return unavailable(format!("gateway answered {other}")),
-        }
-        match response.json::<StatusReply>().await {
-            Ok(reply) => match reply.status.as_str() {
-                "APPROVED" => GatewayStatus::Approved {
-                    approved_at: reply.approved_at,
-                    amount: reply.amount,
-                },
-                "DECLINED" => GatewayStatus::Declined,
-                "PENDING" => GatewayStatus::Pending,
-                "CANCELLED" => GatewayStatus::Cancelled,
-                other => unavailable(format!("unexpected gateway status {other}")),
-            },
-            Err(err) => unavailable(describe(&err)),
-        }
-    }
+/// What a webhook says, once its PG's scheme accepted it: which payment to look up. It is
+/// a hint, never the truth: the origin acts only on the look-up's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hint {
+    pub order_id: String,
+    /// The PG's id for the event, to take each one once (Stripe's `evt_…`).
+    pub event_id: Option<String>,
 }
 
-impl GatewayClient {
-    /// Cancels the charge of an order (`POST /v1/payments/{orderId}/cancel`); the PG
-    /// answers a repeat alike, so it is safe to send again.
-    pub async fn cancel(&self, order_id: &str) -> CancelAnswer {
-        let Some(order) = path_segment(order_id) else {
-            return CancelAnswer::Unavailable {
-                cause: format!("order id {order_id:?} cannot be a path segment"),
-            };
-        };
-        let url = format!("{}/v1/payments/{order}/cancel", self.base_url);
-        let response = match self.http.post(&url).send().await {
-            Ok(response) => response,
-            Err(err) => {
-                return CancelAnswer::Unavailable {
-                    cause: describe(&err),
-                }
-            }
-        };
-        let status = response.status();
-        if status.is_success() {
-            return CancelAnswer::Cancelled;
-        }
-        if status.is_server_error() {
-            return CancelAnswer::Unavailable {
-                cause: format!("gateway answered {status}"),
-            };
-        }
-        let code = response
-            .json::<serde_json::Value>()
-            .await
-            .ok()
-            .and_then(|body| body["code"].as_str().map(str::to_owned))
-            .unwrap_or_default();
-        CancelAnswer::Refused {
-            status: status.as_u16(),
-            code,
-        }
-    }
+/// Why a webhook was refused: answered 400, nothing done.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebhookRefusal {
+    #[error("not a webhook body: {0}")]
+    Malformed(String),
+    #[error("the signature does not verify: {0}")]
+    Signature(&'static str),
 }
 
-/// `value` as one URL path segment: every byte but RFC 3986's unreserved ones
-/// percent-encoded. `None` for what no encoding keeps one segment — empty, `.` or `..`,
-/// which URL parsers (WHATWG's too, through `%2E`) resolve against the path instead.
-fn path_segment(value: &str) -> Option<String> {
-    if value.is_empty() || value.bytes().all(|b| b == b'.') && value.len() <= 2 {
-        return None;
-    }
-    let mut segment = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            segment.push(char::from(byte));
-        } else {
-            segment.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    Some(segment)
+/// One PG behind the guarantees of the guard and recovery.
+#[async_trait]
+pub trait Gateway: Send + Sync {
+    fn provider(&self) -> Provider;
+
+    /// The currency every payment is made in (`GATEWAY_CURRENCY`), ISO 4217.
+    fn currency(&self) -> &str;
+
+    /// Asks the PG to approve a payment, once. Bounded by the caller's guard.
+    async fn confirm(&self, order: &Order<'_>) -> Confirmed;
+
+    /// Asks the PG what became of a payment. Safe to ask any number of times.
+    async fn look_up(&self, order: &Order<'_>) -> GatewayStatus;
+
+    /// Cancels (refunds in full) an approved payment, under [`Order::cancel_key`].
+    async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer;
+
+    /// A webhook as received: accepted by the PG's scheme (its signature, its age),
+    /// `Ok(None)` for an event that names no payment, or refused.
+    fn webhook(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        now_ms: i64,
+    ) -> Result<Option<Hint>, WebhookRefusal>;
 }
 
-fn describe(err: &reqwest::Error) -> String {
-    if err.is_timeout() {
-        "gateway call timed out".to_owned()
-    } else {
-        format!("gateway call failed: {err}")
-    }
+/// The adapter `config` names.
+pub fn open(config: &GatewayConfig) -> anyhow::Result<Arc<dyn Gateway>> {
+    Ok(match config.provider {
+        Provider::Toss => Arc::new(toss::Toss::new(config)?),
+        Provider::Stripe => anyhow::bail!("stripe: not wired yet"),
+    })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::path_segment;
-
-    #[test]
-    fn an_order_id_is_one_percent_encoded_segment_or_none() {
-        assert_eq!(
-            path_segment("order-1.a_b~c").as_deref(),
-            Some("order-1.a_b~c")
-        );
-        assert_eq!(path_segment("a/b?c#d").as_deref(), Some("a%2Fb%3Fc%23d"));
-        assert_eq!(path_segment("%2e%2e").as_deref(), Some("%252e%252e"));
-        assert_eq!(path_segment("주문").as_deref(), Some("%EC%A3%BC%EB%AC%B8"));
-        assert_eq!(path_segment("...").as_deref(), Some("..."));
-        for refused in ["", ".", ".."] {
-            assert_eq!(path_segment(refused), None, "{refused:?}");
-        }
+/// What the order's approval must match.
+pub fn expected<'a>(order: &Order<'a>, currency: &'a str) -> Expected<'a> {
+    Expected {
+        order_id: order.order_id,
+        amount: order.amount,
+        currency,
     }
 }

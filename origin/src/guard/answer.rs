@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::policy::answers::{CancelAnswer, GatewayAnswer, GatewayStatus};
+use crate::policy::answers::{CancelAnswer, Confirmed, GatewayAnswer, GatewayStatus};
 
 /// Why a call that timed out has no answer.
 fn no_answer_within(timeout: Duration) -> String {
@@ -28,24 +28,38 @@ impl Answer for GatewayAnswer {
         }
     }
 
-    /// No answer, a 5xx, a refused connection, or a 429 count; a decline or another
-    /// 4xx is the PG working.
+    /// No answer, a 5xx, a refused connection, or a refusal for our rate count; a decline
+    /// or another refusal is the PG working.
     fn is_failure(&self) -> bool {
         match self {
-            Self::Approved { .. } | Self::Declined => false,
-            Self::Rejected { status } => *status == 429,
-            Self::NotSent | Self::Unknown { .. } => true,
+            Self::Approved(_) | Self::Declined { .. } | Self::Rejected { .. } => false,
+            Self::Throttled { .. } | Self::NotSent | Self::Unknown { .. } => true,
         }
     }
 
     fn kind(&self) -> &'static str {
         match self {
-            Self::Approved { .. } => "approved",
-            Self::Declined => "declined",
+            Self::Approved(_) => "approved",
+            Self::Declined { .. } => "declined",
             Self::Rejected { .. } => "rejected",
+            Self::Throttled { .. } => "throttled",
             Self::NotSent => "not_sent",
             Self::Unknown { .. } => "unknown",
         }
+    }
+}
+
+impl Answer for Confirmed {
+    fn timed_out(timeout: Duration) -> Self {
+        GatewayAnswer::timed_out(timeout).into()
+    }
+
+    fn is_failure(&self) -> bool {
+        self.answer.is_failure()
+    }
+
+    fn kind(&self) -> &'static str {
+        self.answer.kind()
     }
 }
 
@@ -83,7 +97,7 @@ impl Answer for GatewayStatus {
 
     fn kind(&self) -> &'static str {
         match self {
-            Self::Approved { .. } => "approved",
+            Self::Approved(_) => "approved",
             Self::Declined => "declined",
             Self::Cancelled => "cancelled",
             Self::NotFound => "not_found",

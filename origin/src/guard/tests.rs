@@ -8,7 +8,14 @@ use tokio::sync::oneshot;
 use super::*;
 use crate::gateway::GatewayAnswer;
 
-const APPROVED: GatewayAnswer = GatewayAnswer::Approved { approved_at: 1 };
+fn approved() -> GatewayAnswer {
+    GatewayAnswer::Approved(crate::gateway::Approval {
+        order_id: "order-1".into(),
+        amount: 1,
+        currency: "KRW".into(),
+        approved_at: Some(1),
+    })
+}
 
 pub(super) fn guard(config: GuardConfig) -> (GatewayGuard, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::default());
@@ -28,7 +35,7 @@ fn small_breaker() -> BreakerConfig {
     }
 }
 
-/// A call through `guard` that the PG answers APPROVED once `release` is sent or dropped.
+/// A call through `guard` that the PG approves once `release` is sent or dropped.
 fn held_call(
     guard: &Arc<GatewayGuard>,
 ) -> (
@@ -41,7 +48,7 @@ fn held_call(
         guard
             .call(async move {
                 let _ = held.await;
-                APPROVED
+                approved()
             })
             .await
     });
@@ -70,7 +77,7 @@ async fn a_call_past_the_timeout_is_unknown_and_counts_as_a_failure() {
     }
     let calls = AtomicU32::new(0);
     assert_eq!(
-        guard.call(counted(&calls, APPROVED)).await,
+        guard.call(counted(&calls, approved())).await,
         Err(Refusal::CircuitOpen)
     );
     assert_eq!(
@@ -89,9 +96,16 @@ async fn declines_and_business_rejections_keep_the_breaker_closed() {
         ..GuardConfig::default()
     });
     for answer in [
-        GatewayAnswer::Declined,
-        GatewayAnswer::Rejected { status: 409 },
-        GatewayAnswer::Declined,
+        GatewayAnswer::Declined {
+            code: "REJECT_CARD_PAYMENT".into(),
+        },
+        GatewayAnswer::Rejected {
+            status: 400,
+            code: "INVALID_REQUEST".into(),
+        },
+        GatewayAnswer::Declined {
+            code: "REJECT_CARD_PAYMENT".into(),
+        },
     ] {
         assert_eq!(guard.call(async { answer.clone() }).await, Ok(answer));
     }
@@ -103,13 +117,15 @@ async fn declines_and_business_rejections_keep_the_breaker_closed() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn connection_errors_5xx_and_429_open_the_breaker() {
+async fn connection_errors_5xx_and_refusals_for_our_rate_open_the_breaker() {
     for failure in [
         GatewayAnswer::NotSent,
         GatewayAnswer::Unknown {
             cause: "500".into(),
         },
-        GatewayAnswer::Rejected { status: 429 },
+        GatewayAnswer::Throttled {
+            code: "FORBIDDEN_CONSECUTIVE_REQUEST".into(),
+        },
     ] {
         let (guard, _) = guard(GuardConfig {
             breaker: Some(small_breaker()),
@@ -120,7 +136,7 @@ async fn connection_errors_5xx_and_429_open_the_breaker() {
             guard.call(async move { answer }).await.unwrap();
         }
         assert_eq!(
-            guard.call(async { APPROVED }).await,
+            guard.call(async { approved() }).await,
             Err(Refusal::CircuitOpen),
             "{failure:?}"
         );
@@ -140,17 +156,17 @@ async fn a_full_bulkhead_refuses_at_once_and_a_finished_call_frees_its_slot() {
     }
     let ran = AtomicU32::new(0);
     assert_eq!(
-        guard.call(counted(&ran, APPROVED)).await,
+        guard.call(counted(&ran, approved())).await,
         Err(Refusal::BulkheadFull)
     );
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     assert_eq!(guard.view().bulkhead.available, 0);
     drop(releases);
     for call in calls {
-        assert_eq!(call.await.unwrap(), Ok(APPROVED));
+        assert_eq!(call.await.unwrap(), Ok(approved()));
     }
     assert_eq!(guard.view().bulkhead.available, 2);
-    assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+    assert_eq!(guard.call(async { approved() }).await, Ok(approved()));
 }
 
 #[tokio::test(start_paused = true)]
@@ -169,7 +185,7 @@ async fn a_cancelled_probe_gives_its_slot_back() {
     let probe = guard.call(std::future::pending::<GatewayAnswer>());
     let cancelled = tokio::time::timeout(Duration::from_millis(10), probe).await;
     assert!(cancelled.is_err());
-    assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+    assert_eq!(guard.call(async { approved() }).await, Ok(approved()));
     let view = guard.view();
     assert_eq!(
         view.breaker.state.map(|s| s.state),
@@ -192,9 +208,9 @@ async fn the_limiter_refuses_past_its_rate_and_counts_only_sent_calls() {
             limiter,
             ..GuardConfig::default()
         });
-        assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+        assert_eq!(guard.call(async { approved() }).await, Ok(approved()));
         assert_eq!(
-            guard.call(async { APPROVED }).await,
+            guard.call(async { approved() }).await,
             Err(Refusal::RateLimited)
         );
         assert_eq!(metrics.guard_refusals("approve", "RATE_LIMITED"), 1);
@@ -221,19 +237,19 @@ async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
         tokio::task::yield_now().await;
     }
     assert_eq!(
-        guard.call(async { APPROVED }).await,
+        guard.call(async { approved() }).await,
         Err(Refusal::RateLimited)
     );
     tokio::time::sleep(past_the_window).await;
     assert_eq!(
-        guard.call(async { APPROVED }).await,
+        guard.call(async { approved() }).await,
         Err(Refusal::RateLimited),
         "a call in flight longer than the window still counts, and a refusal ended nothing"
     );
     drop(release);
-    assert_eq!(slow.await.unwrap(), Ok(APPROVED));
+    assert_eq!(slow.await.unwrap(), Ok(approved()));
     assert_eq!(
-        guard.call(async { APPROVED }).await,
+        guard.call(async { approved() }).await,
         Err(Refusal::RateLimited),
         "an answered call counts for a window after its answer"
     );
@@ -246,12 +262,12 @@ async fn the_sliding_window_counts_a_call_until_a_window_after_it_is_over() {
     .await;
     assert!(abandoned.is_err(), "the caller gave up on the call");
     assert_eq!(
-        guard.call(async { APPROVED }).await,
+        guard.call(async { approved() }).await,
         Err(Refusal::RateLimited),
         "an abandoned call may have reached the PG"
     );
     tokio::time::sleep(past_the_window).await;
-    assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+    assert_eq!(guard.call(async { approved() }).await, Ok(approved()));
 }
 
 #[tokio::test(start_paused = true)]
@@ -269,7 +285,7 @@ async fn an_open_breaker_refuses_before_the_bulkhead_or_limiter_are_asked() {
         guard.call(async { GatewayAnswer::NotSent }).await.unwrap();
     }
     assert_eq!(
-        guard.call(async { APPROVED }).await,
+        guard.call(async { approved() }).await,
         Err(Refusal::CircuitOpen)
     );
     assert_eq!(guard.view().bulkhead.available, 1);
@@ -322,7 +338,7 @@ async fn calls_out_past_the_slow_threshold_open_the_breaker_before_any_times_out
         breaker::BreakerState::Open,
         "open a threshold in, while both calls are still out"
     );
-    let refused = guard.call(async { APPROVED }).await;
+    let refused = guard.call(async { approved() }).await;
     assert_eq!(refused, Err(Refusal::CircuitOpen));
     for call in stalled {
         let answer = call.await.unwrap().unwrap();

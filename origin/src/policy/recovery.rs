@@ -1,8 +1,10 @@
 //! What recovery makes of one payment, given what the PG says about it now: a pure
 //! function of (payment, PG answer, now), so every rule is a line in a table test.
 //!
-//! - The PG approved it → APPROVED (its time of approval). If the PG approved another
-//!   amount, it is APPROVED as the PG says and flagged for an operator.
+//! - The PG approved it → APPROVED (its time of approval). If what the PG approved is
+//!   not this order — another order id, amount or currency — it is not APPROVED: it
+//!   stays UNKNOWN, flagged for an operator with both amounts, asked about at the
+//!   ceiling.
 //! - The PG declined it → FAILED `DECLINED`; it cancelled (refunded) it → FAILED
 //!   `CANCELLED_AT_PG`: no money is held either way.
 //! - The PG has never heard of it → FAILED `NOT_FOUND_AT_PG`, but only at the third
@@ -16,7 +18,7 @@
 
 use std::time::Duration;
 
-use crate::policy::answers::GatewayStatus;
+use crate::policy::answers::{Expected, GatewayStatus};
 
 /// How recovery paces itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,8 +79,6 @@ pub struct RecoveryState {
 pub enum Decision {
     Approve {
         approved_at: i64,
-        /// Set when an operator should look at it anyway.
-        flag: Option<String>,
     },
     Fail {
         reason: &'static str,
@@ -92,7 +92,8 @@ pub enum Decision {
 /// The payment facts recovery decides on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Subject<'a> {
-    pub amount: i64,
+    /// The order an approval must be for.
+    pub expected: Expected<'a>,
     pub created_at: i64,
     pub state: &'a RecoveryState,
 }
@@ -105,17 +106,18 @@ pub fn decide(
 ) -> Decision {
     let state = subject.state;
     match status {
-        GatewayStatus::Approved {
-            approved_at,
-            amount,
-        } => Decision::Approve {
-            approved_at: approved_at.unwrap_or(now_ms),
-            flag: (*amount != subject.amount).then(|| {
-                format!(
-                    "the PG approved {amount}, the payment was for {}",
-                    subject.amount
-                )
-            }),
+        GatewayStatus::Approved(approval) => match approval.mismatch(subject.expected) {
+            None => Decision::Approve {
+                approved_at: approval.approved_at.unwrap_or(now_ms),
+            },
+            Some(flag) => Decision::Later {
+                state: RecoveryState {
+                    attempts: state.attempts + 1,
+                    next_attempt_at: now_ms + config.backoff_max_ms,
+                    flag: Some(flag),
+                    ..state.clone()
+                },
+            },
         },
         GatewayStatus::Declined => Decision::Fail { reason: "DECLINED" },
         GatewayStatus::Cancelled => Decision::Fail {

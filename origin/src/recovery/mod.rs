@@ -17,6 +17,7 @@
 //! first), the charge is cancelled at the PG, and the payment becomes REFUNDED. If the
 //! PG cannot cancel now, the job retries it every cycle until it can.
 
+pub mod hints;
 mod lease;
 mod refund;
 
@@ -28,7 +29,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use crate::clock::now_ms;
-use crate::gateway::{GatewayClient, GatewayStatus};
+use crate::gateway::{self, Gateway, GatewayStatus, Order};
 use crate::guard::GatewayGuard;
 use crate::metrics::Metrics;
 use crate::policy::recovery::{decide, Decision, RecoveryConfig, Subject};
@@ -102,7 +103,7 @@ pub enum Applied {
 
 pub struct Recovery {
     store: Arc<dyn Store>,
-    gateway: GatewayClient,
+    gateway: Arc<dyn Gateway>,
     guard: GatewayGuard,
     metrics: Arc<Metrics>,
     config: RecoveryConfig,
@@ -115,7 +116,7 @@ pub struct Recovery {
 impl Recovery {
     pub fn new(
         store: Arc<dyn Store>,
-        gateway: GatewayClient,
+        gateway: Arc<dyn Gateway>,
         guard: GatewayGuard,
         metrics: Arc<Metrics>,
         config: RecoveryConfig,
@@ -257,29 +258,33 @@ impl Recovery {
             let asked = !matches!(applied, Applied::RefundPending(_));
             return Ok((applied, asked));
         }
-        let view = match self
-            .guard
-            .call(self.gateway.status(&payment.order_id))
-            .await
-        {
-            Ok(view) => view,
-            Err(refusal) => GatewayStatus::Unavailable {
-                cause: format!("the recovery guard refused: {}", refusal.reason()),
-            },
-        };
+        let view = self.look_up(&payment).await;
         let asked = !matches!(view, GatewayStatus::Unavailable { .. });
         Ok((self.apply(payment, view).await?, asked))
     }
 
-    /// Converges `payment` to the PG's word `view`, now: the job's step, and a
-    /// callback's.
+    /// What the PG says of `payment` now, asked through the recovery guard.
+    pub async fn look_up(&self, payment: &Payment) -> GatewayStatus {
+        let order = Order::of(payment);
+        match self.guard.call(self.gateway.look_up(&order)).await {
+            Ok(view) => view,
+            Err(refusal) => GatewayStatus::Unavailable {
+                cause: format!("the recovery guard refused: {}", refusal.reason()),
+            },
+        }
+    }
+
+    /// Converges `payment` to the PG's word `view`, now: the job's step, and a webhook's.
     pub async fn apply(
         &self,
         payment: Payment,
         view: GatewayStatus,
     ) -> Result<Applied, StoreError> {
-        if payment.status == PaymentStatus::Failed && matches!(view, GatewayStatus::Approved { .. })
-        {
+        let order = Order::of(&payment);
+        let currency = self.gateway.currency();
+        let approved_as_ordered = matches!(&view, GatewayStatus::Approved(approval)
+            if approval.mismatch(gateway::expected(&order, currency)).is_none());
+        if payment.status == PaymentStatus::Failed && approved_as_ordered {
             return self.refund(payment).await;
         }
         if !matches!(
@@ -291,7 +296,7 @@ impl Recovery {
         let now = now_ms();
         let decision = decide(
             Subject {
-                amount: payment.amount,
+                expected: gateway::expected(&order, currency),
                 created_at: payment.created_at,
                 state: &payment.recovery,
             },
@@ -300,9 +305,8 @@ impl Recovery {
             &self.config,
         );
         let flag = match &decision {
-            Decision::Approve { flag, .. } => flag.as_ref(),
             Decision::Later { state } => state.flag.as_ref(),
-            Decision::Fail { .. } => None,
+            Decision::Approve { .. } | Decision::Fail { .. } => None,
         };
         let newly_flagged = flag.is_some() && payment.recovery.flag.is_none();
         let recorded = retry_transient(&self.metrics, "record_recovery", || {
@@ -334,8 +338,9 @@ impl Recovery {
 /// The PG's word about a payment that is already settled.
 fn settled(payment: Payment, view: GatewayStatus) -> Applied {
     let agrees = match (&payment.status, &view) {
-        (PaymentStatus::Approved, GatewayStatus::Approved { .. }) => true,
-        (PaymentStatus::Approved, _) => false,
+        (PaymentStatus::Approved, GatewayStatus::Approved(_)) => true,
+        // Money held that no sale stands for (or not the sale's): an operator must look.
+        (PaymentStatus::Approved, _) | (_, GatewayStatus::Approved(_)) => false,
         _ => true,
     };
     if agrees {

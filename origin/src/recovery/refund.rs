@@ -3,11 +3,14 @@
 //! then recorded REFUNDED; retried every cycle while the PG cannot cancel.
 
 use crate::clock::now_ms;
-use crate::gateway::{CancelAnswer, GatewayStatus};
+use crate::gateway::{CancelAnswer, GatewayStatus, Order};
 use crate::store::transient::retry_transient;
 use crate::store::{Payment, StoreError};
 
 use super::{settled, Applied, Recovery};
+
+/// What the PG is told a late approval's cancel is for (Toss requires a reason).
+const CANCEL_REASON: &str = "approved after the payment was recorded failed";
 
 impl Recovery {
     /// Cancels the late approval of a FAILED payment at the PG and records REFUNDED.
@@ -27,9 +30,10 @@ impl Recovery {
                 return Ok(settled(current, GatewayStatus::Cancelled));
             }
         }
+        let order = Order::of(&payment);
         let answer = match self
             .guard
-            .call(self.gateway.cancel(&payment.order_id))
+            .call(self.gateway.cancel(&order, CANCEL_REASON))
             .await
         {
             Ok(answer) => answer,

@@ -1,22 +1,22 @@
 //! The origin's three routers: the API (signed routes behind the edge signature, the
-//! PG's callback), the operator routes behind the operator's token, each on a listener
+//! PG's webhooks), the operator routes behind the operator's token, each on a listener
 //! of its own, and the metrics listener. Built from
 //! state, so tests drive them without a socket. The handlers, one file per group of
 //! routes:
 //!
 //! - [`payments`] — confirm (TX 1, guarded gateway call, TX 2) and read-back.
 //! - [`credentials`] — the signed credential check behind the edge's login.
-//! - [`callback`] — the PG's signed callbacks, converged at once.
+//! - [`webhooks`] — the PG's webhooks: hints, looked up at a bounded rate.
 //! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
 //! - [`reconciliations`] — the operator's settlement upload, queue and resolve.
 
 pub mod admin;
-pub mod callback;
 pub mod console;
 pub mod credentials;
 pub mod events;
 pub mod payments;
 pub mod reconciliations;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -62,7 +62,7 @@ pub fn app(state: AppState) -> Router {
             require_edge_signature,
         ));
     let open = Router::new()
-        .route("/gateway/callback", post(callback::receive))
+        .route("/gateway/webhooks/{provider}", post(webhooks::receive))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route_layer(from_fn_with_state(state.capacity.clone(), shed_excess));

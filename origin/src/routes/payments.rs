@@ -19,12 +19,14 @@ use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use crate::clock::now_ms;
 use crate::edge_signature::EdgeCaller;
 use crate::error::{error_body, ApiError};
-use crate::gateway::GatewayAnswer;
+use crate::gateway::{self, Confirmed, GatewayAnswer, Order};
 use crate::guard::Refusal;
 use crate::idempotency::{self, Answer};
 use crate::state::AppState;
 use crate::store::transient::retry_transient;
-use crate::store::{Claimed, NewPayment, Outcome, Payment, PaymentStatus, StoreError};
+use crate::store::{
+    Claimed, GatewayKeys, NewPayment, Outcome, Payment, PaymentStatus, StoreError,
+};
 
 /// How many payments `GET /payments` lists.
 const RECENT_LIMIT: u32 = 50;
@@ -137,7 +139,10 @@ async fn settle_payment(
     resumed: bool,
     paused_for_ms: &mut Option<u64>,
 ) -> Result<Answer, ApiError> {
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).map_err(ApiError::internal)?;
     let new = NewPayment {
+        confirm_key: GatewayKeys::new(&request.order_id, random).confirm_key,
         order_id: request.order_id,
         user_id,
         payment_key: request.payment_key,
@@ -191,15 +196,23 @@ async fn settle_payment(
         Err(err) => return Err(err.into()),
     };
 
-    let call = state
-        .gateway
-        .confirm(&pending.order_id, &pending.payment_key, pending.amount);
-    let outcome = match state.guard.call(call).await {
-        Ok(answer) => {
-            if let GatewayAnswer::Unknown { cause } = &answer {
-                tracing::warn!(order_id = %pending.order_id, %cause, "payment outcome unknown");
+    let order = Order::of(&pending);
+    let outcome = match state.guard.call(state.gateway.confirm(&order)).await {
+        Ok(Confirmed { answer, reference }) => {
+            if let Some(reference) = reference {
+                keep_reference(state, pending.payment_id, &reference).await;
             }
-            outcome_of(&answer)
+            match &answer {
+                GatewayAnswer::Rejected { .. } => state.metrics.gateway_needs_operator("not_sent"),
+                GatewayAnswer::Throttled { .. } => state.metrics.gateway_needs_operator("throttled"),
+                _ => {}
+            }
+            let outcome = outcome_of(&answer, gateway::expected(&order, state.gateway.currency()));
+            if let Outcome::Flagged { flag } = &outcome {
+                tracing::error!(order_id = %pending.order_id, %flag, "the PG approved something other than the order: kept UNKNOWN for an operator");
+                state.metrics.gateway_needs_operator("approval_mismatch");
+            }
+            outcome
         }
         Err(refusal) => {
             if refusal == Refusal::CircuitOpen {
@@ -226,6 +239,18 @@ async fn settle_payment(
             tracing::error!(order_id = %pending.order_id, ?outcome, error = %err, "could not record the outcome; the payment stays PENDING until recovery");
             Ok(payment_answer(&pending))
         }
+    }
+}
+
+/// Keeps the PG's id for the payment before TX 2, so that even a crash between the two
+/// leaves recovery what it needs to look the payment up.
+async fn keep_reference(state: &AppState, payment_id: i64, reference: &str) {
+    let kept = retry_transient(&state.metrics, "record_reference", || {
+        state.store.record_reference(payment_id, reference)
+    })
+    .await;
+    if let Err(err) = kept {
+        tracing::error!(payment_id, reference, error = %err, "could not keep the PG's id for a payment");
     }
 }
 
@@ -269,16 +294,20 @@ pub async fn list(
     Ok(Json(serde_json::json!({ "payments": payments })))
 }
 
-/// What a gateway answer makes of a pending payment. What was not sent is not unknown.
-fn outcome_of(answer: &GatewayAnswer) -> Outcome {
+/// What a gateway answer makes of a pending payment. What was not sent is not unknown,
+/// and an approval counts only for the order it was asked for.
+fn outcome_of(answer: &GatewayAnswer, expected: gateway::Expected<'_>) -> Outcome {
     match answer {
-        GatewayAnswer::Approved { approved_at } => Outcome::Approved {
-            approved_at: *approved_at,
+        GatewayAnswer::Approved(approval) => match approval.mismatch(expected) {
+            None => Outcome::Approved {
+                approved_at: approval.approved_at.unwrap_or_else(now_ms),
+            },
+            Some(flag) => Outcome::Flagged { flag },
         },
-        GatewayAnswer::Declined => Outcome::Failed {
+        GatewayAnswer::Declined { .. } => Outcome::Failed {
             reason: "DECLINED".into(),
         },
-        GatewayAnswer::Rejected { .. } => Outcome::Failed {
+        GatewayAnswer::Rejected { .. } | GatewayAnswer::Throttled { .. } => Outcome::Failed {
             reason: "GATEWAY_REJECTED".into(),
         },
         GatewayAnswer::NotSent => Outcome::Failed {
@@ -305,29 +334,44 @@ mod tests {
 
     #[test]
     fn only_an_answer_that_may_have_charged_is_unknown() {
+        let expected = gateway::Expected {
+            order_id: "order-1",
+            amount: 15_000,
+            currency: "KRW",
+        };
+        let approval = |amount| {
+            GatewayAnswer::Approved(gateway::Approval {
+                order_id: "order-1".into(),
+                amount,
+                currency: "KRW".into(),
+                approved_at: Some(5),
+            })
+        };
+        let failed = |reason: &str| Outcome::Failed {
+            reason: reason.into(),
+        };
         let cases = [
+            (approval(15_000), Outcome::Approved { approved_at: 5 }),
             (
-                GatewayAnswer::Approved { approved_at: 5 },
-                Outcome::Approved { approved_at: 5 },
-            ),
-            (
-                GatewayAnswer::Declined,
-                Outcome::Failed {
-                    reason: "DECLINED".into(),
+                approval(15_100),
+                Outcome::Flagged {
+                    flag: "the PG approved 15100 KRW, the payment was for 15000 KRW".into(),
                 },
             ),
             (
-                GatewayAnswer::Rejected { status: 409 },
-                Outcome::Failed {
-                    reason: "GATEWAY_REJECTED".into(),
+                GatewayAnswer::Declined {
+                    code: "REJECT_CARD_PAYMENT".into(),
                 },
+                failed("DECLINED"),
             ),
             (
-                GatewayAnswer::NotSent,
-                Outcome::Failed {
-                    reason: "GATEWAY_UNREACHABLE".into(),
+                GatewayAnswer::Rejected {
+                    status: 401,
+                    code: "UNAUTHORIZED_KEY".into(),
                 },
+                failed("GATEWAY_REJECTED"),
             ),
+            (GatewayAnswer::NotSent, failed("GATEWAY_UNREACHABLE")),
             (
                 GatewayAnswer::Unknown {
                     cause: "timeout".into(),
@@ -336,7 +380,7 @@ mod tests {
             ),
         ];
         for (answer, outcome) in cases {
-            assert_eq!(outcome_of(&answer), outcome, "{answer:?}");
+            assert_eq!(outcome_of(&answer, expected), outcome, "{answer:?}");
         }
     }
 }

@@ -49,6 +49,10 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> Result<Payment, StoreError>;
 
+    /// Keeps the PG's own id for a payment (Stripe's `pi_…`), the moment an answer named
+    /// it, whatever the answer.
+    async fn record_reference(&self, payment_id: i64, reference: &str) -> Result<(), StoreError>;
+
     /// The user's payment for `order_id`; another user's payment is not found.
     async fn payment_by_order(
         &self,
@@ -124,7 +128,7 @@ pub trait Store: Send + Sync + 'static {
     /// The payment with this id.
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError>;
 
-    /// The payment for `order_id`, whoever owns it (PG callbacks name only the order).
+    /// The payment for `order_id`, whoever owns it (PG webhooks name only the order).
     async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError>;
 
     /// Payments in `status`, oldest first.

@@ -4,7 +4,7 @@
 use sqlx::Row;
 
 use super::sql::sql_bounds;
-use super::{Outcome, Payment, PaymentStatus, StoreError};
+use super::{GatewayKeys, Outcome, Payment, PaymentStatus, StoreError};
 use crate::crypto::PAYMENT_KEY;
 use crate::policy::recovery::RecoveryState;
 
@@ -12,7 +12,7 @@ use crate::policy::recovery::RecoveryState;
 pub(super) const PAYMENT_COLUMNS: &str = "id, order_id, user_id, payment_key, amount, \
      event_id, status, failure_reason, approved_at, created_at, updated_at, \
      recovery_attempts, not_found_count, last_not_found_at, next_recovery_at, flag_reason, \
-     refund_due";
+     refund_due, pg_confirm_key, pg_reference";
 
 /// Payments that hold one of their event's units: reserved or sold.
 pub(super) const HOLDS_A_UNIT: &str = "status IN ('PENDING', 'UNKNOWN', 'APPROVED')";
@@ -29,6 +29,11 @@ sql_bounds! {
         let order_id: String = row.try_get("order_id")?;
         let payment_key: String = row.try_get("payment_key")?;
         let payment_key = self.cipher.open(PAYMENT_KEY, &order_id, &payment_key)?;
+        let confirm_key: Option<String> = row.try_get("pg_confirm_key")?;
+        let gateway = GatewayKeys {
+            confirm_key: confirm_key.unwrap_or_else(|| GatewayKeys::legacy(&order_id)),
+            reference: row.try_get("pg_reference")?,
+        };
         Ok(Payment {
             payment_id: row.try_get("id")?,
             order_id,
@@ -49,6 +54,7 @@ sql_bounds! {
                 flag: row.try_get("flag_reason")?,
                 refund_due: row.try_get::<i64, _>("refund_due")? != 0,
             },
+            gateway,
         })
     }
 
@@ -58,23 +64,41 @@ sql_bounds! {
         outcome: Outcome,
         now_ms: i64,
     ) -> Result<Payment, StoreError> {
-        let (status, reason, approved_at) = match outcome {
-            Outcome::Approved { approved_at } => (PaymentStatus::Approved, None, Some(approved_at)),
-            Outcome::Failed { reason } => (PaymentStatus::Failed, Some(reason), None),
-            Outcome::Unknown => (PaymentStatus::Unknown, None, None),
+        let (status, reason, approved_at, flag) = match outcome {
+            Outcome::Approved { approved_at } => {
+                (PaymentStatus::Approved, None, Some(approved_at), None)
+            }
+            Outcome::Failed { reason } => (PaymentStatus::Failed, Some(reason), None, None),
+            Outcome::Unknown => (PaymentStatus::Unknown, None, None, None),
+            Outcome::Flagged { flag } => (PaymentStatus::Unknown, None, None, Some(flag)),
         };
         sqlx::query(
             "UPDATE payments SET status = $1, failure_reason = $2, approved_at = $3, \
-             updated_at = $4 WHERE id = $5 AND status = 'PENDING'",
+             updated_at = $4, flag_reason = COALESCE($6, flag_reason) \
+             WHERE id = $5 AND status = 'PENDING'",
         )
         .bind(status.as_str())
         .bind(reason.as_deref())
         .bind(approved_at)
         .bind(now_ms)
         .bind(payment_id)
+        .bind(flag.as_deref())
         .execute(self.pool)
         .await?;
         self.payment_by_id(payment_id).await
+    }
+
+    pub(super) async fn record_reference(
+        &self,
+        payment_id: i64,
+        reference: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE payments SET pg_reference = $1 WHERE id = $2")
+            .bind(reference)
+            .bind(payment_id)
+            .execute(self.pool)
+            .await?;
+        Ok(())
     }
 
     pub(super) async fn payment_by_order(

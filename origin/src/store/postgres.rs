@@ -69,7 +69,8 @@ impl Dialect for Postgres {
     async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError> {
         let insert = format!(
             "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
-             created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6) \
+             created_at, updated_at, pg_confirm_key) \
+             VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6, $7) \
              RETURNING {PAYMENT_COLUMNS}"
         );
         let mut tx = store.pool.begin().await?;
@@ -107,6 +108,7 @@ impl Dialect for Postgres {
             .bind(new.amount)
             .bind(&new.event_id)
             .bind(new.now_ms)
+            .bind(&new.confirm_key)
             .fetch_one(&mut *tx)
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;

@@ -81,15 +81,13 @@ sql_bounds! {
     ) -> Result<Option<Payment>, StoreError> {
         // The lease ends only if it is still the recorder's (the last parameter).
         let done = match decision {
-            Decision::Approve { approved_at, flag } => sqlx::query(
+            Decision::Approve { approved_at } => sqlx::query(
                 "UPDATE payments SET status = 'APPROVED', approved_at = $1, \
-                 flag_reason = COALESCE($2, flag_reason), \
-                 recovery_lease_until = CASE WHEN recovery_lease_holder = $5 \
+                 recovery_lease_until = CASE WHEN recovery_lease_holder = $4 \
                  THEN 0 ELSE recovery_lease_until END, \
-                 updated_at = $3 WHERE id = $4 AND status IN ('PENDING', 'UNKNOWN')",
+                 updated_at = $2 WHERE id = $3 AND status IN ('PENDING', 'UNKNOWN')",
             )
             .bind(*approved_at)
-            .bind(flag.as_deref())
             .bind(now_ms)
             .bind(payment_id),
             Decision::Fail { reason } => sqlx::query(

@@ -85,6 +85,10 @@ sql_bounds! {
         self.sql().record_outcome(payment_id, outcome, now_ms).await
     }
 
+    async fn record_reference(&self, payment_id: i64, reference: &str) -> Result<(), StoreError> {
+        self.sql().record_reference(payment_id, reference).await
+    }
+
     async fn payment_by_order(
         &self,
         user_id: &str,

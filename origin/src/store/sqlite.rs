@@ -81,7 +81,7 @@ impl Dialect for Sqlite {
         // deleted: one seen above is there still.)
         let sql = format!(
             "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
-             created_at, updated_at) SELECT ?, ?, ?, ?, ?, 'PENDING', ?, ? \
+             created_at, updated_at, pg_confirm_key) SELECT ?, ?, ?, ?, ?, 'PENDING', ?, ?, ? \
              WHERE ? IS NULL \
              OR (SELECT COUNT(*) FROM payments WHERE event_id = ? AND {HOLDS_A_UNIT}) \
                 < (SELECT stock FROM events WHERE event_id = ?) \
@@ -99,6 +99,7 @@ impl Dialect for Sqlite {
             .bind(&new.event_id)
             .bind(new.now_ms)
             .bind(new.now_ms)
+            .bind(&new.confirm_key)
             .bind(&new.event_id)
             .bind(&new.event_id)
             .bind(&new.event_id)

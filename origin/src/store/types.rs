@@ -68,6 +68,35 @@ pub struct Payment {
     /// What recovery knows of it while it is unsettled; operators see it.
     #[serde(skip)]
     pub recovery: RecoveryState,
+    /// What the PG knows it by.
+    #[serde(skip)]
+    pub gateway: GatewayKeys,
+}
+
+/// What the PG knows a payment by, besides its order id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GatewayKeys {
+    /// The `Idempotency-Key` of its confirm, stored before the call.
+    pub confirm_key: String,
+    /// The PG's own id for it, once an answer named one (Stripe's `pi_…`).
+    pub reference: Option<String>,
+}
+
+impl GatewayKeys {
+    /// A new payment's keys: its confirm's `Idempotency-Key`, unique to this payment —
+    /// the order id and 64 random bits — so that no two orders ever share one, even
+    /// after a database was reset. At most 64 + 25 characters (Toss allows 300).
+    pub fn new(order_id: &str, random: [u8; 8]) -> Self {
+        Self {
+            confirm_key: format!("{order_id}:confirm:{}", hex::encode(random)),
+            reference: None,
+        }
+    }
+
+    /// The confirm key of a payment made before keys were stored: derived from its order.
+    pub fn legacy(order_id: &str) -> String {
+        format!("{order_id}:confirm")
+    }
 }
 
 /// What TX 1 inserts; its `Debug` never shows the payment key.
@@ -78,6 +107,8 @@ pub struct NewPayment {
     pub payment_key: String,
     pub amount: i64,
     pub event_id: Option<String>,
+    /// The confirm's `Idempotency-Key` at the PG, stored with the payment.
+    pub confirm_key: String,
     pub now_ms: i64,
 }
 
@@ -95,6 +126,7 @@ impl std::fmt::Debug for Payment {
             .field("approved_at", &self.approved_at)
             .field("created_at", &self.created_at)
             .field("updated_at", &self.updated_at)
+            .field("gateway", &self.gateway)
             .finish()
     }
 }
@@ -107,6 +139,7 @@ impl std::fmt::Debug for NewPayment {
             .field("payment_key", &REDACTED)
             .field("amount", &self.amount)
             .field("event_id", &self.event_id)
+            .field("confirm_key", &self.confirm_key)
             .field("now_ms", &self.now_ms)
             .finish()
     }
@@ -138,6 +171,9 @@ pub enum Outcome {
     Approved { approved_at: i64 },
     Failed { reason: String },
     Unknown,
+    /// UNKNOWN, and kept for an operator: the PG approved something other than the order
+    /// (another amount, currency or order id).
+    Flagged { flag: String },
 }
 
 /// A limited-stock event, as an operator sets it.

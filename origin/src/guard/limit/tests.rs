@@ -12,7 +12,14 @@ use super::*;
 use crate::gateway::GatewayAnswer;
 use crate::metrics::Metrics;
 
-const APPROVED: GatewayAnswer = GatewayAnswer::Approved { approved_at: 1 };
+fn approved() -> GatewayAnswer {
+    GatewayAnswer::Approved(crate::gateway::Approval {
+        order_id: "order-1".into(),
+        amount: 1,
+        currency: "KRW".into(),
+        approved_at: Some(1),
+    })
+}
 const RATE: Rate = Rate {
     limit: 2,
     window_ms: 1_000,
@@ -97,7 +104,7 @@ async fn a_budget_the_database_cannot_answer_for_refuses_and_nothing_is_sent() {
         let answer = guard
             .call(async {
                 sent.fetch_add(1, Ordering::SeqCst);
-                APPROVED
+                approved()
             })
             .await;
         assert_eq!(answer, Err(Refusal::RateLimited), "{limiter:?}");
@@ -109,7 +116,7 @@ async fn a_budget_the_database_cannot_answer_for_refuses_and_nothing_is_sent() {
 async fn every_slot_used_is_finished_when_its_call_is_over_answered_or_cancelled() {
     let budget = Arc::new(FakeBudget::default());
     let guard = Arc::new(guard_on(budget.clone(), LimiterConfig::SlidingWindow(RATE)).await);
-    assert_eq!(guard.call(async { APPROVED }).await, Ok(APPROVED));
+    assert_eq!(guard.call(async { approved() }).await, Ok(approved()));
     let cancelled = {
         let guard = guard.clone();
         tokio::spawn(async move { guard.call(std::future::pending::<GatewayAnswer>()).await })
@@ -133,7 +140,7 @@ async fn a_slot_the_database_granted_too_late_is_not_used() {
         ..FakeBudget::default()
     });
     let guard = guard_on(budget.clone(), LimiterConfig::SlidingWindow(RATE)).await;
-    let answer = guard.call(async { APPROVED }).await;
+    let answer = guard.call(async { approved() }).await;
     assert_eq!(answer, Err(Refusal::RateLimited));
     settle().await;
     assert_eq!(budget.taken.load(Ordering::SeqCst), 1);

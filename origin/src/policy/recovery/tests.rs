@@ -1,6 +1,7 @@
 //! The recovery decision table, one rule at a time.
 
 use super::*;
+use crate::policy::answers::Approval;
 
 const SPACING: i64 = 6_000;
 
@@ -10,11 +11,24 @@ fn config() -> RecoveryConfig {
 
 fn decide_at(state: &RecoveryState, pg: &GatewayStatus, now_ms: i64) -> Decision {
     let subject = Subject {
-        amount: 5_000,
+        expected: Expected {
+            order_id: "order-1",
+            amount: 5_000,
+            currency: "KRW",
+        },
         created_at: 0,
         state,
     };
     decide(subject, pg, now_ms, &config())
+}
+
+fn approved(approved_at: Option<i64>, amount: i64) -> GatewayStatus {
+    GatewayStatus::Approved(Approval {
+        order_id: "order-1".into(),
+        amount,
+        currency: "KRW".into(),
+        approved_at,
+    })
 }
 
 fn later(decision: Decision) -> RecoveryState {
@@ -29,23 +43,13 @@ fn the_pgs_word_settles_the_payment() {
     let fresh = RecoveryState::default();
     let cases = [
         (
-            GatewayStatus::Approved {
-                approved_at: Some(77),
-                amount: 5_000,
-            },
-            Decision::Approve {
-                approved_at: 77,
-                flag: None,
-            },
+            approved(Some(77), 5_000),
+            Decision::Approve { approved_at: 77 },
         ),
         (
-            GatewayStatus::Approved {
-                approved_at: None,
-                amount: 5_000,
-            },
+            approved(None, 5_000),
             Decision::Approve {
                 approved_at: 40_000,
-                flag: None,
             },
         ),
         (
@@ -65,15 +69,25 @@ fn the_pgs_word_settles_the_payment() {
 }
 
 #[test]
-fn an_approval_of_another_amount_is_kept_and_flagged() {
-    let pg = GatewayStatus::Approved {
-        approved_at: Some(5),
-        amount: 9_000,
-    };
-    let Decision::Approve { flag, .. } = decide_at(&RecoveryState::default(), &pg, 40_000) else {
-        panic!("an approval is an approval");
-    };
-    assert!(flag.is_some_and(|f| f.contains("9000") && f.contains("5000")));
+fn an_approval_of_another_amount_or_currency_is_not_approved_but_flagged() {
+    let other_currency = GatewayStatus::Approved(Approval {
+        currency: "USD".into(),
+        ..Approval {
+            order_id: "order-1".into(),
+            amount: 5_000,
+            currency: String::new(),
+            approved_at: Some(5),
+        }
+    });
+    for (pg, said) in [
+        (approved(Some(5), 9_000), "9000 KRW"),
+        (other_currency, "5000 USD"),
+    ] {
+        let state = later(decide_at(&RecoveryState::default(), &pg, 40_000));
+        let flag = state.flag.expect("flagged for an operator");
+        assert!(flag.contains(said) && flag.contains("5000 KRW"), "{flag}");
+        assert_eq!(state.next_attempt_at, 40_000 + config().backoff_max_ms);
+    }
 }
 
 #[test]
@@ -120,14 +134,12 @@ fn an_approval_after_not_found_answers_still_wins() {
         last_not_found_at: Some(40_000),
         ..RecoveryState::default()
     };
-    let pg = GatewayStatus::Approved {
-        approved_at: Some(45_000),
-        amount: 5_000,
-    };
-    assert!(matches!(
-        decide_at(&state, &pg, 100_000),
-        Decision::Approve { flag: None, .. }
-    ));
+    assert_eq!(
+        decide_at(&state, &approved(Some(45_000), 5_000), 100_000),
+        Decision::Approve {
+            approved_at: 45_000
+        }
+    );
 }
 
 #[test]

@@ -1,0 +1,167 @@
+//! Every error code Toss Payments publishes for confirm and cancel, and its class. The
+//! same table, with each code's source, is in `docs/design/gateways.md`; a test keeps the
+//! two equal. Codes are an open set: a code in no list is unknown, never declined.
+
+/// What an error code says happened to a confirm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// The card, its issuer or a limit refused the charge.
+    Declined,
+    /// Our configuration or our request was refused before processing: nobody was
+    /// charged, and an operator must look.
+    NotSent,
+    /// It may have been processed: look it up; never fail it, never send it again under a
+    /// new key.
+    Unknown,
+}
+
+/// Confirm's codes that are a customer's decline. `NOT_FOUND_PAYMENT_SESSION` is here:
+/// the 10-minute confirm window has passed, so it can never be charged.
+pub const DECLINED: &[&str] = &[
+    "REJECT_CARD_PAYMENT",
+    "REJECT_CARD_COMPANY",
+    "REJECT_ACCOUNT_PAYMENT",
+    "REJECT_TOSSPAY_INVALID_ACCOUNT",
+    "INVALID_REJECT_CARD",
+    "INVALID_CARD_EXPIRATION",
+    "INVALID_STOPPED_CARD",
+    "INVALID_CARD_LOST_OR_STOLEN",
+    "INVALID_CARD_NUMBER",
+    "INVALID_PASSWORD",
+    "EXCEED_MAX_CARD_INSTALLMENT_PLAN",
+    "INVALID_CARD_INSTALLMENT_PLAN",
+    "NOT_SUPPORTED_INSTALLMENT_PLAN_CARD_OR_MERCHANT",
+    "NOT_SUPPORTED_MONTHLY_INSTALLMENT_PLAN",
+    "EXCEED_MAX_DAILY_PAYMENT_COUNT",
+    "EXCEED_MAX_PAYMENT_AMOUNT",
+    "EXCEED_MAX_ONE_DAY_AMOUNT",
+    "EXCEED_MAX_ONE_DAY_WITHDRAW_AMOUNT",
+    "EXCEED_MAX_ONE_TIME_WITHDRAW_AMOUNT",
+    "EXCEED_MAX_AUTH_COUNT",
+    "BELOW_MINIMUM_AMOUNT",
+    "NOT_ALLOWED_POINT_USE",
+    "FDS_ERROR",
+    "NOT_AVAILABLE_BANK",
+    "NOT_AVAILABLE_PAYMENT",
+    "RESTRICTED_TRANSFER_ACCOUNT",
+    "NOT_FOUND_PAYMENT_SESSION",
+];
+
+/// Confirm's codes that say our request or configuration was refused unprocessed.
+pub const NOT_SENT: &[&str] = &[
+    "UNAUTHORIZED_KEY",
+    "INVALID_API_KEY",
+    "INCORRECT_BASIC_AUTH_FORMAT",
+    "INVALID_REQUEST",
+    "INVALID_IDEMPOTENCY_KEY",
+    "INVALID_ORDER_ID",
+    "INVALID_AUTHORIZE_AUTH",
+    "INVALID_UNREGISTERED_SUBMALL",
+    "NOT_REGISTERED_BUSINESS",
+    "NOT_FOUND_TERMINAL_ID",
+    "UNAPPROVED_ORDER_ID",
+    "NOT_FOUND_PAYMENT",
+    "FORBIDDEN_CONSECUTIVE_REQUEST",
+];
+
+/// The one code Toss answers for a merchant's rate: not sent, and the PG saying "slower".
+pub const THROTTLED: &str = "FORBIDDEN_CONSECUTIVE_REQUEST";
+
+/// Confirm's codes named unknown on purpose (every 5xx is unknown whatever its code):
+/// temporary errors, an earlier confirm that went through, one still running, and a
+/// refusal whose meaning Toss does not say.
+pub const UNKNOWN: &[&str] = &[
+    "ALREADY_PROCESSED_PAYMENT",
+    "PROVIDER_ERROR",
+    "IDEMPOTENT_REQUEST_PROCESSING",
+    "FORBIDDEN_REQUEST",
+    "FAILED_PAYMENT_INTERNAL_SYSTEM_PROCESSING",
+    "FAILED_INTERNAL_SYSTEM_PROCESSING",
+    "UNKNOWN_PAYMENT_ERROR",
+    "CARD_PROCESSING_ERROR",
+    "COMMON_ERROR",
+    "UNKNOWN_ERROR",
+];
+
+/// Cancel's codes that mean the charge is given back already: no money is held.
+pub const CANCELLED_BEFORE: &[&str] = &["ALREADY_CANCELED_PAYMENT", "ALREADY_REFUND_PAYMENT"];
+
+/// Cancel's codes that refuse it for good as asked: an operator must look.
+pub const CANCEL_REFUSED: &[&str] = &[
+    "INVALID_REFUND_ACCOUNT_INFO",
+    "NOT_MATCHES_REFUNDABLE_AMOUNT",
+    "REFUND_REJECTED",
+    "NOT_CANCELABLE_AMOUNT",
+    "NOT_CANCELABLE_PAYMENT",
+    "EXCEED_MAX_REFUND_DUE",
+    "EXCEED_MAX_REFUND_AMOUNT",
+    "NOT_ALLOWED_PARTIAL_REFUND",
+    "NOT_FOUND_PAYMENT",
+    "UNAUTHORIZED_KEY",
+    "INVALID_REQUEST",
+];
+
+/// Cancel's codes after which the cancel may be sent again later, under the same key:
+/// `FORBIDDEN_CONSECUTIVE_REQUEST` (too soon), one still running, and its 5xx.
+pub const CANCEL_LATER: &[&str] = &[
+    "FORBIDDEN_CONSECUTIVE_REQUEST",
+    "IDEMPOTENT_REQUEST_PROCESSING",
+    "FAILED_REFUND_PROCESS",
+    "FAILED_METHOD_HANDLING_CANCEL",
+    "COMMON_ERROR",
+    "UNKNOWN_ERROR",
+];
+
+/// The class of a confirm's error answer.
+pub fn confirm_class(status: u16, code: &str) -> Class {
+    if status >= 500 || UNKNOWN.contains(&code) {
+        Class::Unknown
+    } else if DECLINED.contains(&code) {
+        Class::Declined
+    } else if NOT_SENT.contains(&code) {
+        Class::NotSent
+    } else {
+        Class::Unknown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_code_is_in_two_confirm_classes() {
+        for code in DECLINED {
+            assert!(!NOT_SENT.contains(code) && !UNKNOWN.contains(code), "{code}");
+        }
+        for code in NOT_SENT {
+            assert!(!UNKNOWN.contains(code), "{code}");
+        }
+        for code in CANCELLED_BEFORE {
+            assert!(
+                !CANCEL_REFUSED.contains(code) && !CANCEL_LATER.contains(code),
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_5xx_and_every_code_in_no_list_is_unknown() {
+        assert_eq!(confirm_class(500, "REJECT_CARD_PAYMENT"), Class::Unknown);
+        assert_eq!(confirm_class(503, "INVALID_REQUEST"), Class::Unknown);
+        assert_eq!(confirm_class(400, "A_CODE_TOSS_ADDS_NEXT_YEAR"), Class::Unknown);
+        assert_eq!(confirm_class(400, ""), Class::Unknown);
+        assert_eq!(confirm_class(400, "ALREADY_PROCESSED_PAYMENT"), Class::Unknown);
+        assert_eq!(confirm_class(400, "PROVIDER_ERROR"), Class::Unknown);
+        assert_eq!(
+            confirm_class(409, "IDEMPOTENT_REQUEST_PROCESSING"),
+            Class::Unknown
+        );
+        assert_eq!(confirm_class(403, "REJECT_CARD_PAYMENT"), Class::Declined);
+        assert_eq!(
+            confirm_class(404, "NOT_FOUND_PAYMENT_SESSION"),
+            Class::Declined
+        );
+        assert_eq!(confirm_class(401, "UNAUTHORIZED_KEY"), Class::NotSent);
+    }
+}

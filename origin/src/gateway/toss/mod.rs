@@ -1,0 +1,215 @@
+//! Toss Payments v1, as Toss documents it (`../shared/reference/payment-gateways.md` §1):
+//! `Authorization: Basic base64(secretKey + ":")` on every call, the confirm
+//! `POST /v1/payments/confirm {paymentKey, orderId, amount}`, the look-ups
+//! `GET /v1/payments/orders/{orderId}` and `/v1/payments/{paymentKey}`, the cancel
+//! `POST /v1/payments/{paymentKey}/cancel {cancelReason}`. Every POST carries the
+//! payment's own `Idempotency-Key`: Toss takes the key, the API key, the URL and the
+//! method as one request and ignores the body, so a key is never shared by two orders.
+//! Toss signs no payment webhook: `PAYMENT_STATUS_CHANGED` is taken as a hint, and the
+//! payment is looked up.
+
+mod classify;
+mod codes;
+
+use async_trait::async_trait;
+use axum::http::HeaderMap;
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::http::{self, Sent};
+use super::{
+    CancelAnswer, Confirmed, Gateway, GatewayAnswer, GatewayConfig, GatewayStatus, Hint, Order,
+    Provider, WebhookRefusal,
+};
+
+pub use codes::{Class, CANCELLED_BEFORE, CANCEL_LATER, CANCEL_REFUSED, DECLINED, NOT_SENT, UNKNOWN};
+
+pub struct Toss {
+    http: reqwest::Client,
+    base_url: String,
+    /// `Basic base64(secretKey + ":")`, made once.
+    authorization: String,
+    currency: String,
+}
+
+impl Toss {
+    pub fn new(config: &GatewayConfig) -> anyhow::Result<Self> {
+        Ok(Self {
+            http: http::client()?,
+            base_url: config.url.clone(),
+            authorization: basic(config.secret_key.expose()),
+            currency: config.currency.clone(),
+        })
+    }
+
+    fn post(&self, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.http
+            .post(format!("{}{path}", self.base_url))
+            .header("authorization", &self.authorization)
+            .header("idempotency-key", key)
+    }
+}
+
+/// Toss's Basic header: the secret key is the user name, the password is empty, and the
+/// colon between them is required.
+pub fn basic(secret_key: &str) -> String {
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{secret_key}:"));
+    format!("Basic {encoded}")
+}
+
+#[async_trait]
+impl Gateway for Toss {
+    fn provider(&self) -> Provider {
+        Provider::Toss
+    }
+
+    fn currency(&self) -> &str {
+        &self.currency
+    }
+
+    async fn confirm(&self, order: &Order<'_>) -> Confirmed {
+        let body = json!({
+            "paymentKey": order.payment_key,
+            "orderId": order.order_id,
+            "amount": order.amount,
+        });
+        let request = self.post("/v1/payments/confirm", order.confirm_key).json(&body);
+        let answer = match http::send(request).await {
+            Sent::NotSent(_) => GatewayAnswer::NotSent,
+            Sent::NoAnswer(cause) => GatewayAnswer::Unknown { cause },
+            Sent::Answered { status, body } => classify::confirm(status, &body),
+        };
+        match &answer {
+            GatewayAnswer::Rejected { status, code } => {
+                tracing::error!(order_id = order.order_id, status, code, "Toss refused our confirm unprocessed: nobody was charged; check the configuration");
+            }
+            GatewayAnswer::Unknown { cause } => {
+                tracing::warn!(order_id = order.order_id, cause, "Toss's answer to a confirm is unknown; it will be looked up");
+            }
+            _ => {}
+        }
+        answer.into()
+    }
+
+    async fn look_up(&self, order: &Order<'_>) -> GatewayStatus {
+        let Some(segment) = http::path_segment(order.order_id) else {
+            return GatewayStatus::Unavailable {
+                cause: format!("order id {:?} cannot be a path segment", order.order_id),
+            };
+        };
+        let request = self
+            .http
+            .get(format!("{}/v1/payments/orders/{segment}", self.base_url))
+            .header("authorization", &self.authorization);
+        match http::send(request).await {
+            Sent::NotSent(cause) | Sent::NoAnswer(cause) => GatewayStatus::Unavailable { cause },
+            Sent::Answered { status, body } => classify::look_up(status, &body),
+        }
+    }
+
+    async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer {
+        let Some(segment) = http::path_segment(order.payment_key) else {
+            return CancelAnswer::Unavailable {
+                cause: "the payment key cannot be a path segment".into(),
+            };
+        };
+        let request = self
+            .post(&format!("/v1/payments/{segment}/cancel"), &order.cancel_key())
+            .json(&json!({ "cancelReason": reason }));
+        match http::send(request).await {
+            Sent::NotSent(cause) | Sent::NoAnswer(cause) => CancelAnswer::Unavailable { cause },
+            Sent::Answered { status, body } => classify::cancel(status, &body),
+        }
+    }
+
+    fn webhook(
+        &self,
+        _headers: &HeaderMap,
+        body: &[u8],
+        _now_ms: i64,
+    ) -> Result<Option<Hint>, WebhookRefusal> {
+        webhook_hint(body)
+    }
+}
+
+/// Toss's webhook body: `{eventType, createdAt, data}`, the payment in `data`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WebhookBody {
+    event_type: String,
+    data: Option<WebhookData>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WebhookData {
+    order_id: Option<String>,
+}
+
+/// Which payment a Toss webhook is about. `PAYMENT_STATUS_CHANGED` and
+/// `CANCEL_STATUS_CHANGED` name one; any other event is acknowledged and left.
+fn webhook_hint(body: &[u8]) -> Result<Option<Hint>, WebhookRefusal> {
+    let body: WebhookBody = serde_json::from_slice(body)
+        .map_err(|err| WebhookRefusal::Malformed(err.to_string()))?;
+    if !matches!(
+        body.event_type.as_str(),
+        "PAYMENT_STATUS_CHANGED" | "CANCEL_STATUS_CHANGED"
+    ) {
+        return Ok(None);
+    }
+    let data = body.data.ok_or_else(|| {
+        WebhookRefusal::Malformed(format!("{} without data", body.event_type))
+    })?;
+    let order_id = data.order_id.ok_or_else(|| {
+        WebhookRefusal::Malformed(format!("{} names no orderId", body.event_type))
+    })?;
+    Ok(Some(Hint {
+        order_id,
+        event_id: None,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_basic_header_keeps_its_colon() {
+        // "test_sk_zXLkKEypNArWmo50nX3lmeaxYG5R:" — the cancel guide's correct header.
+        assert_eq!(
+            basic("test_sk_zXLkKEypNArWmo50nX3lmeaxYG5R"),
+            "Basic dGVzdF9za196WExrS0V5cE5BcldtbzUwblgzbG1lYXhZRzVSOg=="
+        );
+    }
+
+    #[test]
+    fn a_webhook_names_its_payment_or_is_refused() {
+        let hint = webhook_hint(
+            br#"{"eventType":"PAYMENT_STATUS_CHANGED","createdAt":"2022-01-01T00:00:00.000000","data":{"orderId":"order-1","paymentKey":"pk-1","status":"DONE"}}"#,
+        );
+        assert_eq!(
+            hint,
+            Ok(Some(Hint {
+                order_id: "order-1".into(),
+                event_id: None,
+            }))
+        );
+        assert_eq!(
+            webhook_hint(br#"{"eventType":"BILLING_DELETED","data":{}}"#),
+            Ok(None)
+        );
+        for body in [
+            &b"not json"[..],
+            br#"{"eventType":"PAYMENT_STATUS_CHANGED"}"#,
+            br#"{"eventType":"PAYMENT_STATUS_CHANGED","data":{"status":"DONE"}}"#,
+            br#"{"data":{"orderId":"order-1"}}"#,
+        ] {
+            assert!(
+                matches!(webhook_hint(body), Err(WebhookRefusal::Malformed(_))),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+}
