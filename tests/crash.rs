@@ -38,7 +38,7 @@ async fn a_kill_9_during_each_phase_of_the_call_converges_to_the_pgs_truth() {
     system
         .set_faults(json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 120_000}))
         .await;
-    let approved_order = order_body("o-approved");
+    let approved_order = order_body("order-approved");
     let approved = system.try_confirm_at_origin("user-1", Some("k-1"), &approved_order);
     // Received by the PG, never processed: the origin dies during the call.
     let held = async {
@@ -47,7 +47,7 @@ async fn a_kill_9_during_each_phase_of_the_call_converges_to_the_pgs_truth() {
             .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 120_000}))
             .await;
         system
-            .try_confirm_at_origin("user-1", Some("k-2"), &order_body("o-held"))
+            .try_confirm_at_origin("user-1", Some("k-2"), &order_body("order-held"))
             .await
     };
     let kill = async {
@@ -69,17 +69,17 @@ async fn a_kill_9_during_each_phase_of_the_call_converges_to_the_pgs_truth() {
         tokio::time::sleep(Duration::from_millis(4_100)).await;
     }
     let held = payments(&system).await;
-    assert_eq!(held["o-approved"]["status"], "APPROVED");
+    assert_eq!(held["order-approved"]["status"], "APPROVED");
     assert_eq!(
         (
-            held["o-held"]["status"].as_str(),
-            held["o-held"]["failureReason"].as_str()
+            held["order-held"]["status"].as_str(),
+            held["order-held"]["failureReason"].as_str()
         ),
         (Some("FAILED"), Some("NOT_FOUND_AT_PG"))
     );
     assert_eq!(
         charges(&system).await.into_keys().collect::<Vec<_>>(),
-        ["o-approved"]
+        ["order-approved"]
     );
 }
 
@@ -118,7 +118,7 @@ async fn confirms_with_a_kill(
     event_id: Option<&str>,
 ) -> (Vec<String>, BTreeSet<String>) {
     system.set_faults(faults).await;
-    let orders: Vec<String> = (0..300).map(|n| format!("o-{n}")).collect();
+    let orders: Vec<String> = (0..300).map(|n| format!("order-{n}")).collect();
     let answered_so_far = AtomicUsize::new(0);
     let answered_so_far = &answered_so_far;
     let sent = futures_util::future::join_all(orders.iter().enumerate().map(|(n, order_id)| {
@@ -327,7 +327,7 @@ async fn after_a_kill_9_while_a_recovery_page_is_claimed_recovery_converges_by_i
             json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 60_000, "statusDelayMs": 1_500}),
         )
         .await;
-    let orders: Vec<String> = (0..40).map(|n| format!("o-{n}")).collect();
+    let orders: Vec<String> = (0..40).map(|n| format!("order-{n}")).collect();
     let answers = futures_util::future::join_all(orders.iter().map(|order_id| {
         let body = order_body(order_id);
         let key = format!("key-{order_id}");

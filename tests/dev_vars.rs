@@ -1,6 +1,6 @@
 //! `scripts/dev-vars`, which `make run` calls first: a `.dev.vars` made by an earlier
-//! version (here without `GATEWAY_CALLBACK_SECRET`, whose absence made the simulator
-//! refuse to start) gets every missing development secret added and said so, while no
+//! version (here without `GATEWAY_SECRET_KEY`, without which the origin refuses to
+//! start) gets every missing development secret added and said so, while no
 //! value that is there changes; a complete file is left alone.
 
 use std::path::Path;
@@ -21,19 +21,19 @@ fn an_older_dev_vars_gets_what_it_lacks_and_keeps_every_value() {
     let dir = tempfile::tempdir().expect("a folder");
     let file = dir.path().join(".dev.vars");
     let old = "JWT_KEYS='keys'\nJWT_SIGNING_KID='dev-1'\nORIGIN_SIGNING_SECRET='kept'\n\
-               OPERATOR_TOKEN='token'\nDEMO_PASSWORD='pw'";
+               OPERATOR_TOKEN='token'\nGATEWAY_CALLBACK_SECRET='an-older-release-s'\nDEMO_PASSWORD='pw'";
     std::fs::write(&file, old).expect("an old file");
     let (said, now) = dev_vars(&file);
-    assert!(said.contains("added GATEWAY_CALLBACK_SECRET"), "{said}");
+    assert!(said.contains("added GATEWAY_SECRET_KEY"), "{said}");
     assert!(
         now.starts_with(old),
         "nothing that was there changed:\n{now}"
     );
     let added = now
         .lines()
-        .find_map(|line| line.strip_prefix("GATEWAY_CALLBACK_SECRET='"))
+        .find_map(|line| line.strip_prefix("GATEWAY_SECRET_KEY='test_sk_"))
         .expect("the secret added on a line of its own");
-    assert_eq!(added.trim_end_matches('\'').len(), 64, "{now}");
+    assert_eq!(added.trim_end_matches('\'').len(), 24, "{now}");
 
     let (said, again) = dev_vars(&file);
     assert_eq!(
@@ -54,7 +54,7 @@ fn a_missing_dev_vars_is_made_with_every_secret() {
         "JWT_SIGNING_KID",
         "ORIGIN_SIGNING_SECRET",
         "OPERATOR_TOKEN",
-        "GATEWAY_CALLBACK_SECRET",
+        "GATEWAY_SECRET_KEY",
         "DEMO_PASSWORD",
     ] {
         assert!(made.contains(&format!("\n{name}='")), "{name} in:\n{made}");

@@ -53,7 +53,7 @@ async fn a_hundred_units_for_five_hundred_buyers_sell_exactly_a_hundred() {
     let answers = futures_util::future::join_all((0..500).map(|n| {
         let system = &system;
         async move {
-            let body = order(&format!("o-{n}"), "drop-1", PRICE);
+            let body = order(&format!("order-{n}"), "drop-1", PRICE);
             confirm_as(system, &format!("user-{n}"), &body).await
         }
     }))
@@ -109,12 +109,13 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
             .0,
         StatusCode::OK
     );
-    let (status, refusal) = confirm_as(&system, "user-1", &order("o-1", "e-1", PRICE + 1)).await;
+    let (status, refusal) =
+        confirm_as(&system, "user-1", &order("order-1", "e-1", PRICE + 1)).await;
     assert_eq!(
         (status, refusal["code"].as_str()),
         (StatusCode::BAD_REQUEST, Some("AMOUNT_MISMATCH"))
     );
-    let (status, _) = confirm_as(&system, "user-2", &order("o-2", "e-1", PRICE)).await;
+    let (status, _) = confirm_as(&system, "user-2", &order("order-2", "e-1", PRICE)).await;
     assert_eq!(status, StatusCode::CREATED);
     let (status, refusal) = system
         .set_event(json!({"eventId": "e-1", "stock": 0, "amount": PRICE}))
@@ -152,7 +153,7 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
         assert_eq!(body["code"], "INVALID_REQUEST", "{query}");
     }
     let (status, refusal) =
-        confirm_as(&system, "user-3", &order("o-3", "no-such-event", 123)).await;
+        confirm_as(&system, "user-3", &order("order-3", "no-such-event", 123)).await;
     assert_eq!(
         (status, refusal["code"].as_str()),
         (StatusCode::NOT_FOUND, Some("EVENT_NOT_FOUND")),
@@ -165,7 +166,7 @@ async fn events_are_set_by_operators_and_their_price_is_enforced() {
     );
     let stored = system.payments_at(&system.origin).await;
     assert!(
-        !stored.contains_key("o-3"),
+        !stored.contains_key("order-3"),
         "no payment was stored: {stored:?}"
     );
 }
@@ -188,12 +189,12 @@ async fn unknown_payments_hold_their_units_until_recovery_fails_them() {
         let (status, _) = confirm_as(
             &system,
             &format!("user-{n}"),
-            &order(&format!("o-{n}"), "e-1", PRICE),
+            &order(&format!("order-{n}"), "e-1", PRICE),
         )
         .await;
         assert_eq!(status, StatusCode::ACCEPTED);
     }
-    let (status, refusal) = confirm_as(&system, "user-3", &order("o-3", "e-1", PRICE)).await;
+    let (status, refusal) = confirm_as(&system, "user-3", &order("order-3", "e-1", PRICE)).await;
     assert_eq!(
         (status, refusal["code"].as_str()),
         (StatusCode::CONFLICT, Some("SOLD_OUT"))
@@ -211,7 +212,7 @@ async fn unknown_payments_hold_their_units_until_recovery_fails_them() {
         (Some(0), Some(0)),
         "{e}"
     );
-    let (status, payment) = confirm_as(&system, "user-4", &order("o-4", "e-1", PRICE)).await;
+    let (status, payment) = confirm_as(&system, "user-4", &order("order-4", "e-1", PRICE)).await;
     assert_eq!(
         (status, payment["status"].as_str()),
         (StatusCode::CREATED, Some("APPROVED"))
@@ -221,7 +222,7 @@ async fn unknown_payments_hold_their_units_until_recovery_fails_them() {
 
 #[tokio::test]
 async fn a_late_approval_is_cancelled_at_the_pg_and_its_unit_sold_once() {
-    let system = System::backend_with_callbacks(&[
+    let system = System::backend_with_webhooks(&[
         ("GATEWAY_TIMEOUT_MS", "300"),
         ("RECOVERY_INTERVAL_MS", "3600000"),
         ("RECOVERY_MIN_AGE_MS", "0"),
@@ -235,7 +236,7 @@ async fn a_late_approval_is_cancelled_at_the_pg_and_its_unit_sold_once() {
     system
         .set_faults(json!({"mode": "DELAY", "delayMs": 15_000, "pendingVisible": false}))
         .await;
-    let (status, _) = confirm_as(&system, "user-1", &order("o-late", "e-1", PRICE)).await;
+    let (status, _) = confirm_as(&system, "user-1", &order("order-late", "e-1", PRICE)).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     for _ in 0..3 {
         run_recovery(&system).await;
@@ -260,7 +261,7 @@ async fn a_late_approval_is_cancelled_at_the_pg_and_its_unit_sold_once() {
         },
     )
     .await;
-    assert_eq!(refunded["orderId"], "o-late");
+    assert_eq!(refunded["orderId"], "order-late");
     assert!(refunded["recovery"]["flag"]
         .as_str()
         .is_some_and(|f| f.contains("cancelled")));
@@ -268,7 +269,7 @@ async fn a_late_approval_is_cancelled_at_the_pg_and_its_unit_sold_once() {
     assert!(ledger["approvals"][0]["cancelledAt"].is_u64(), "{ledger}");
 
     system.set_faults(json!({"mode": "NORMAL"})).await;
-    let (status, payment) = confirm_as(&system, "user-2", &order("o-next", "e-1", PRICE)).await;
+    let (status, payment) = confirm_as(&system, "user-2", &order("order-next", "e-1", PRICE)).await;
     assert_eq!(
         (status, payment["status"].as_str()),
         (StatusCode::CREATED, Some("APPROVED"))

@@ -87,17 +87,21 @@ async fn a_pg_that_holds_the_answer_makes_the_payment_unknown_after_the_timeout(
     system
         .set_faults(json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 10_000}))
         .await;
-    let processed = confirm(&system, "o-after").await;
+    let processed = confirm(&system, "order-after").await;
     assert_eq!(outcome(&processed), (202, "UNKNOWN", "-"));
     system
         .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 10_000}))
         .await;
-    let held = confirm(&system, "o-before").await;
+    let held = confirm(&system, "order-before").await;
     assert_eq!(outcome(&held), (202, "UNKNOWN", "-"));
 
     let (received, approved) = ledger_orders(&system).await;
-    assert_eq!(received, set(&["o-after", "o-before"]), "both arrived");
-    assert_eq!(approved, set(&["o-after"]), "only one was processed");
+    assert_eq!(
+        received,
+        set(&["order-after", "order-before"]),
+        "both arrived"
+    );
+    assert_eq!(approved, set(&["order-after"]), "only one was processed");
 }
 
 #[tokio::test]
@@ -110,11 +114,11 @@ async fn a_full_bulkhead_refuses_at_once_and_the_rest_of_the_api_keeps_answering
     system
         .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 30_000}))
         .await;
-    let held = async { tokio::join!(confirm(&system, "o-1"), confirm(&system, "o-2")) };
+    let held = async { tokio::join!(confirm(&system, "order-1"), confirm(&system, "order-2")) };
     let checks = async {
         guard_until(&system, |g| g["inFlight"] == 2).await;
         let mut refused = Vec::new();
-        for order_id in ["o-3", "o-4", "o-5"] {
+        for order_id in ["order-3", "order-4", "order-5"] {
             refused.push(confirm(&system, order_id).await);
         }
         let read = recent_payments(&system).await;
@@ -142,7 +146,7 @@ async fn a_full_bulkhead_refuses_at_once_and_the_rest_of_the_api_keeps_answering
     let (received, _) = ledger_orders(&system).await;
     assert_eq!(
         received,
-        set(&["o-1", "o-2"]),
+        set(&["order-1", "order-2"]),
         "refused orders never reached the PG"
     );
 }
@@ -158,12 +162,16 @@ async fn a_failing_pg_opens_the_breaker_and_probes_close_it_when_it_is_back() {
     .await;
     system.set_faults(json!({"mode": "ERROR_500"})).await;
     for n in 1..=4 {
-        let answer = confirm(&system, &format!("o-{n}")).await;
-        assert_eq!(outcome(&answer), (202, "UNKNOWN", "-"), "o-{n}");
+        let answer = confirm(&system, &format!("order-{n}")).await;
+        assert_eq!(outcome(&answer), (202, "UNKNOWN", "-"), "order-{n}");
     }
     for n in 5..=7 {
-        let answer = confirm(&system, &format!("o-{n}")).await;
-        assert_eq!(outcome(&answer), (201, "FAILED", "CIRCUIT_OPEN"), "o-{n}");
+        let answer = confirm(&system, &format!("order-{n}")).await;
+        assert_eq!(
+            outcome(&answer),
+            (201, "FAILED", "CIRCUIT_OPEN"),
+            "order-{n}"
+        );
     }
     assert_eq!(
         system.ledger().await["requestCount"],
@@ -174,7 +182,7 @@ async fn a_failing_pg_opens_the_breaker_and_probes_close_it_when_it_is_back() {
     system.set_faults(json!({"mode": "NORMAL"})).await;
     guard_until(&system, |g| g["breaker"]["state"] == "HALF_OPEN").await;
     for n in 8..=9 {
-        let answer = confirm(&system, &format!("o-{n}")).await;
+        let answer = confirm(&system, &format!("order-{n}")).await;
         assert_eq!(outcome(&answer), (201, "APPROVED", "-"), "probe o-{n}");
     }
     let guard = system.operator_get("/admin/guard").await;
@@ -194,8 +202,11 @@ async fn a_failing_pg_opens_the_breaker_and_probes_close_it_when_it_is_back() {
         ]
     );
     let (received, approved) = ledger_orders(&system).await;
-    assert_eq!(received, set(&["o-1", "o-2", "o-3", "o-4", "o-8", "o-9"]));
-    assert_eq!(approved, set(&["o-8", "o-9"]));
+    assert_eq!(
+        received,
+        set(&["order-1", "order-2", "order-3", "order-4", "order-8", "order-9"])
+    );
+    assert_eq!(approved, set(&["order-8", "order-9"]));
     let metrics = system.origin_metrics().await;
     for line in [
         r#"origin_breaker_state{guard="approve",state="CLOSED"} 1"#,
@@ -225,17 +236,17 @@ async fn a_payment_the_breaker_refused_says_how_long_payments_stay_paused() {
                 .expect("the origin answers")
         }
     };
-    assert_eq!(paused_for(&send("o-0").await), None, "approved");
+    assert_eq!(paused_for(&send("order-0").await), None, "approved");
     system.set_faults(json!({"mode": "ERROR_500"})).await;
-    for order in ["o-1", "o-2"] {
+    for order in ["order-1", "order-2"] {
         assert_eq!(paused_for(&send(order).await), None, "sent, UNKNOWN");
     }
-    let refused = send("o-3").await;
+    let refused = send("order-3").await;
     let paused = paused_for(&refused).expect("the header");
     assert!((50_000..=60_000).contains(&paused), "{paused} ms");
     let payment: Value = refused.json().await.expect("JSON");
     assert_eq!(payment["failureReason"], "CIRCUIT_OPEN");
-    assert_eq!(paused_for(&send("o-3").await), None, "a replay");
+    assert_eq!(paused_for(&send("order-3").await), None, "a replay");
 }
 
 #[tokio::test]
@@ -244,11 +255,11 @@ async fn refused_connections_are_known_failures_that_open_the_breaker() {
     system
         .set_faults(json!({"mode": "REFUSE_CONNECTIONS", "durationMs": 5_000}))
         .await;
-    for order_id in ["o-1", "o-2"] {
+    for order_id in ["order-1", "order-2"] {
         let answer = confirm(&system, order_id).await;
         assert_eq!(outcome(&answer), (201, "FAILED", "GATEWAY_UNREACHABLE"));
     }
-    let answer = confirm(&system, "o-3").await;
+    let answer = confirm(&system, "order-3").await;
     assert_eq!(outcome(&answer), (201, "FAILED", "CIRCUIT_OPEN"));
 }
 
@@ -264,11 +275,11 @@ async fn a_slow_pg_opens_the_breaker_though_every_call_succeeds() {
     system
         .set_faults(json!({"mode": "DELAY", "delayMs": 300}))
         .await;
-    for order_id in ["o-1", "o-2"] {
+    for order_id in ["order-1", "order-2"] {
         let answer = confirm(&system, order_id).await;
         assert_eq!(outcome(&answer), (201, "APPROVED", "-"));
     }
-    let answer = confirm(&system, "o-3").await;
+    let answer = confirm(&system, "order-3").await;
     assert_eq!(outcome(&answer), (201, "FAILED", "CIRCUIT_OPEN"));
 }
 
@@ -277,9 +288,9 @@ async fn the_limiter_refuses_what_is_over_its_rate_before_sending_it() {
     for limiter in ["token-bucket", "sliding-window"] {
         let system = System::backend(&[("LIMITER", limiter), ("LIMITER_RATE", "2/1m")]).await;
         let answers = [
-            confirm(&system, "o-1").await,
-            confirm(&system, "o-2").await,
-            confirm(&system, "o-3").await,
+            confirm(&system, "order-1").await,
+            confirm(&system, "order-2").await,
+            confirm(&system, "order-3").await,
         ];
         let outcomes: Vec<_> = answers.iter().map(outcome).collect();
         assert_eq!(
@@ -292,7 +303,7 @@ async fn the_limiter_refuses_what_is_over_its_rate_before_sending_it() {
             "{limiter}"
         );
         let (received, _) = ledger_orders(&system).await;
-        assert_eq!(received, set(&["o-1", "o-2"]), "{limiter}");
+        assert_eq!(received, set(&["order-1", "order-2"]), "{limiter}");
     }
 }
 
@@ -306,7 +317,7 @@ async fn past_its_request_cap_the_api_sheds_at_once_while_metrics_answer() {
     system
         .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 30_000}))
         .await;
-    let held = async { tokio::join!(confirm(&system, "o-1"), confirm(&system, "o-2")) };
+    let held = async { tokio::join!(confirm(&system, "order-1"), confirm(&system, "order-2")) };
     let checks = async {
         eventually(
             "both calls in flight",

@@ -50,7 +50,7 @@ async fn a_breaker_setting_reaches_every_instance_and_survives_a_restart() {
                 &second,
                 "user-1",
                 Some("key-forced"),
-                &order_body("o-forced"),
+                &order_body("order-forced"),
             )
             .await
             .unwrap();
@@ -114,7 +114,7 @@ async fn two_instances_on_postgres_keep_one_limit_at_the_pg_together() {
         let (system, instances) = (&system, &instances);
         async move {
             tokio::time::sleep_until(start + EVERY * n as u32).await;
-            let order = format!("o-{n}");
+            let order = format!("order-{n}");
             let base = &instances[n as usize % 2];
             let answer = system
                 .try_confirm_at(base, "user-1", Some(&order), &order_body(&order))

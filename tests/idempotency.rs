@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use support::System;
 
 fn order(order_id: &str, amount: i64) -> String {
-    json!({ "orderId": order_id, "paymentKey": "pk-1", "amount": amount }).to_string()
+    json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": amount })
+        .to_string()
 }
 
 struct Answer {
@@ -49,7 +50,7 @@ async fn a_key_runs_once_replays_its_answer_and_refuses_another_body() {
     system
         .set_faults(json!({"mode": "DELAY", "delayMs": 1_500}))
         .await;
-    let body = order("o-1", 5000);
+    let body = order("order-1", 5000);
     let first = confirm(&system, "user-1", Some("key-1"), &body);
     let duplicate = async {
         eventually(
@@ -85,7 +86,7 @@ async fn a_key_runs_once_replays_its_answer_and_refuses_another_body() {
         "the stored response, byte for byte"
     );
 
-    let changed = confirm(&system, "user-1", Some("key-1"), &order("o-1", 9000)).await;
+    let changed = confirm(&system, "user-1", Some("key-1"), &order("order-1", 9000)).await;
     assert_eq!(changed.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(changed.json()["code"], "IDEMPOTENCY_KEY_REUSED");
 
@@ -107,18 +108,18 @@ async fn a_key_runs_once_replays_its_answer_and_refuses_another_body() {
 #[tokio::test]
 async fn a_key_is_required_and_belongs_to_its_user() {
     let system = System::backend(&[]).await;
-    let missing = confirm(&system, "user-1", None, &order("o-1", 5000)).await;
+    let missing = confirm(&system, "user-1", None, &order("order-1", 5000)).await;
     assert_eq!(missing.status, StatusCode::BAD_REQUEST);
     assert_eq!(missing.json()["code"], "IDEMPOTENCY_KEY_REQUIRED");
 
-    let mine = confirm(&system, "user-1", Some("shared"), &order("o-1", 5000)).await;
-    let theirs = confirm(&system, "user-2", Some("shared"), &order("o-2", 5000)).await;
+    let mine = confirm(&system, "user-1", Some("shared"), &order("order-1", 5000)).await;
+    let theirs = confirm(&system, "user-2", Some("shared"), &order("order-2", 5000)).await;
     assert_eq!(
         (mine.status, theirs.status),
         (StatusCode::CREATED, StatusCode::CREATED)
     );
     assert_eq!(theirs.replayed, None);
-    assert_eq!(theirs.json()["orderId"], "o-2");
+    assert_eq!(theirs.json()["orderId"], "order-2");
     assert_eq!(system.ledger().await["requestCount"], 2);
 }
 
@@ -128,7 +129,7 @@ async fn an_unknown_outcome_is_replayed_as_it_was_answered() {
     system
         .set_faults(json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 5_000}))
         .await;
-    let body = order("o-1", 5000);
+    let body = order("order-1", 5000);
     let first = confirm(&system, "user-1", Some("key-1"), &body).await;
     assert_eq!(first.status, StatusCode::ACCEPTED);
     let replay = confirm(&system, "user-1", Some("key-1"), &body).await;

@@ -107,7 +107,12 @@ fn demo_password(state: &Path) -> String {
 }
 
 /// The README's two commands: a login, then a confirm with its token. The access token.
-async fn login_and_confirm(http: &reqwest::Client, edge: &str, password: &str, order: &str) -> String {
+async fn login_and_confirm(
+    http: &reqwest::Client,
+    edge: &str,
+    password: &str,
+    order: &str,
+) -> String {
     let login = http
         .post(format!("{edge}/auth/login"))
         .json(&json!({ "username": "demo", "password": password }))
@@ -121,7 +126,7 @@ async fn login_and_confirm(http: &reqwest::Client, edge: &str, password: &str, o
         .post(format!("{edge}/payments/confirm"))
         .bearer_auth(&access)
         .header("idempotency-key", order)
-        .json(&json!({ "orderId": order, "paymentKey": "pk-1", "amount": 15000 }))
+        .json(&json!({ "orderId": order, "paymentKey": format!("pk-{order}"), "amount": 15000 }))
         .send()
         .await
         .expect("the edge answers");

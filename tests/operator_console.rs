@@ -19,7 +19,7 @@ async fn an_operator_resolves_an_exception_in_the_console_and_sees_the_queue_shr
         .set_event(serde_json::json!({"eventId": "spring", "stock": 100, "amount": 5000}))
         .await;
     assert_eq!(status, reqwest::StatusCode::OK);
-    for order in ["o-1", "o-2", "o-3"] {
+    for order in ["order-1", "order-2", "order-3"] {
         let (status, body) = system.confirm_order(order).await;
         assert_eq!(status, reqwest::StatusCode::CREATED, "{body}");
     }

@@ -95,7 +95,7 @@ fn exported(metrics: &str) -> BTreeSet<String> {
 /// opens, the breaker forced open and a payment refused by it, a transaction re-run after
 /// the database was locked, a reconciliation run.
 async fn warm_up(system: &System) {
-    let (status, _) = system.confirm_order("o-approved").await;
+    let (status, _) = system.confirm_order("order-approved").await;
     assert_eq!(status, reqwest::StatusCode::CREATED);
 
     // The database locked past the store's busy timeout (3 s): the confirm's
@@ -114,7 +114,7 @@ async fn warm_up(system: &System) {
         .execute(&mut lock)
         .await
         .expect("locked");
-    let confirm = system.confirm_order("o-after-the-lock");
+    let confirm = system.confirm_order("order-after-the-lock");
     let release = async {
         tokio::time::sleep(std::time::Duration::from_secs(4)).await;
         sqlx::query("COMMIT")
@@ -129,7 +129,7 @@ async fn warm_up(system: &System) {
     system
         .set_faults(serde_json::json!({"mode": "REFUSE_CONNECTIONS", "durationMs": 2_000}))
         .await;
-    for order in ["o-unreachable-1", "o-unreachable-2"] {
+    for order in ["order-unreachable-1", "order-unreachable-2"] {
         system.confirm_order(order).await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
@@ -143,7 +143,7 @@ async fn warm_up(system: &System) {
         .await
         .expect("the origin answers");
     assert!(forced.status().is_success());
-    system.confirm_order("o-refused").await;
+    system.confirm_order("order-refused").await;
 
     let file = system.settlement_file_of_today().await;
     system.reconcile(file).await;

@@ -85,7 +85,7 @@ async fn a_gated_confirm_needs_a_pass_and_spends_it() {
     enter(&system, &first, "drop-3").await;
     enter(&system, &second, "drop-3").await;
 
-    let refused = confirm(&system, &second, "o-second", Some("drop-3")).await;
+    let refused = confirm(&system, &second, "order-second", Some("drop-3")).await;
     assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(
         refused.json::<Value>().await.unwrap()["code"],
@@ -98,7 +98,7 @@ async fn a_gated_confirm_needs_a_pass_and_spends_it() {
     );
 
     assert_eq!(
-        confirm(&system, &first, "o-first", Some("drop-3"))
+        confirm(&system, &first, "order-first", Some("drop-3"))
             .await
             .status(),
         StatusCode::CREATED
@@ -117,11 +117,13 @@ async fn a_gated_confirm_needs_a_pass_and_spends_it() {
 
     let ordinary = system.token("user-3", 600);
     assert_eq!(
-        confirm(&system, &ordinary, "o-plain", None).await.status(),
+        confirm(&system, &ordinary, "order-plain", None)
+            .await
+            .status(),
         StatusCode::CREATED
     );
     assert_eq!(
-        confirm(&system, &ordinary, "o-other", Some("not-gated"))
+        confirm(&system, &ordinary, "order-other", Some("not-gated"))
             .await
             .status(),
         StatusCode::CREATED
@@ -181,7 +183,7 @@ async fn a_sold_out_answer_closes_the_queue_to_newcomers_and_keeps_its_line() {
     assert!(before.get("soldOut").is_none(), "{before}");
     enter(&system, &waiting, "drop-6").await;
 
-    let bought = confirm(&system, &a, "o-a", Some("drop-6")).await;
+    let bought = confirm(&system, &a, "order-a", Some("drop-6")).await;
     assert_eq!(bought.status(), StatusCode::CREATED);
     assert_eq!(bought.json::<Value>().await.unwrap()["status"], "APPROVED");
     // user-a's pass is spent: user-b moves up and may try.
@@ -193,7 +195,7 @@ async fn a_sold_out_answer_closes_the_queue_to_newcomers_and_keeps_its_line() {
             .unwrap()["admitted"],
         true
     );
-    let refused = confirm(&system, &b, "o-b", Some("drop-6")).await;
+    let refused = confirm(&system, &b, "order-b", Some("drop-6")).await;
     assert_eq!(refused.status(), StatusCode::CONFLICT);
     assert_eq!(refused.json::<Value>().await.unwrap()["code"], "SOLD_OUT");
     assert_eq!(system.ledger().await["requestCount"], 1, "one PG call only");

@@ -59,7 +59,7 @@ async fn while_the_breaker_is_open_the_room_holds_and_gated_confirms_stop_at_the
 
     set_breaker(&system, "FORCED_OPEN").await;
     // The one confirm that learns of it: the origin's answer, unchanged.
-    let refused = confirm(&system, &first, "o-1").await;
+    let refused = confirm(&system, &first, "order-1").await;
     assert_eq!(refused.status(), StatusCode::CREATED);
     let refused: Value = refused.json().await.expect("JSON");
     assert_eq!(refused["failureReason"], "CIRCUIT_OPEN");
@@ -73,7 +73,7 @@ async fn while_the_breaker_is_open_the_room_holds_and_gated_confirms_stop_at_the
         "the pass is extended by the pause: {pass} → {extended}"
     );
 
-    let stopped = confirm(&system, &first, "o-2").await;
+    let stopped = confirm(&system, &first, "order-2").await;
     assert_eq!(stopped.status(), StatusCode::SERVICE_UNAVAILABLE);
     let retry_after: u64 = stopped.headers()["retry-after"]
         .to_str()
@@ -109,7 +109,7 @@ async fn while_the_breaker_is_open_the_room_holds_and_gated_confirms_stop_at_the
         resumed["passExpiresAt"].as_i64().unwrap() > until,
         "issued at the pause's end"
     );
-    let paid = confirm(&system, &second, "o-3").await;
+    let paid = confirm(&system, &second, "order-3").await;
     assert_eq!(paid.status(), StatusCode::CREATED);
     assert_eq!(paid.json::<Value>().await.unwrap()["status"], "APPROVED");
     assert_eq!(

@@ -121,9 +121,11 @@ async fn a_ticket_poll_answers_as_the_room_does_through_leaves_expiries_and_a_se
     agree(&system, &users).await;
 
     // One unit, bought; the next confirm meets SOLD_OUT, which closes the room.
-    for (order, outcome) in [("o-1", StatusCode::CREATED), ("o-2", StatusCode::CONFLICT)] {
-        let body =
-            json!({ "orderId": order, "paymentKey": "pk", "amount": 1000, "eventId": EVENT });
+    for (order, outcome) in [
+        ("order-1", StatusCode::CREATED),
+        ("order-2", StatusCode::CONFLICT),
+    ] {
+        let body = json!({ "orderId": order, "paymentKey": format!("pk-{order}"), "amount": 1000, "eventId": EVENT });
         let answer = system
             .http
             .post(format!("{}/payments/confirm", system.edge))

@@ -16,7 +16,9 @@ async fn confirm(system: &System, token: &str, order_id: &str) -> reqwest::Respo
         .post(format!("{}/payments/confirm", system.edge))
         .bearer_auth(token)
         .header("idempotency-key", order_id)
-        .json(&json!({ "orderId": order_id, "paymentKey": "pk", "amount": 1000 }))
+        .json(
+            &json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 1000 }),
+        )
         .send()
         .await
         .expect("the edge answers")

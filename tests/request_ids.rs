@@ -43,7 +43,7 @@ fn origin_lines(system: &System, id: &str) -> Vec<Value> {
 #[tokio::test]
 async fn a_confirms_request_id_is_in_the_answer_both_logs_and_the_error_body() {
     let system = System::start_with_origin(EdgeSetup::default(), &[("LOG_FORMAT", "json")]).await;
-    let body = json!({"orderId": "o-1", "paymentKey": "pk", "amount": 1000});
+    let body = json!({"orderId": "order-1", "paymentKey": "pk-order-1", "amount": 1000});
     let answer = confirm(&system, Some("trace-7f3a:1"), body).await;
     assert_eq!(answer.status(), reqwest::StatusCode::CREATED);
     assert_eq!(answer.headers()["x-request-id"], "trace-7f3a:1");
@@ -65,8 +65,7 @@ async fn a_confirms_request_id_is_in_the_answer_both_logs_and_the_error_body() {
     );
 
     // An id that is not well formed is replaced; an error from the origin carries it.
-    let unknown =
-        json!({"orderId": "o-2", "paymentKey": "pk", "amount": 1000, "eventId": "no-such-event"});
+    let unknown = json!({"orderId": "order-2", "paymentKey": "pk-order-2", "amount": 1000, "eventId": "no-such-event"});
     let refused = confirm(&system, Some("not an id"), unknown).await;
     assert_eq!(refused.status(), reqwest::StatusCode::NOT_FOUND);
     let id = refused.headers()["x-request-id"]

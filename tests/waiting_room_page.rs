@@ -136,14 +136,14 @@ async fn the_page_says_sold_out_and_stops_polling() {
     let first = lines.next().and_then(Result::ok).unwrap_or_default();
     assert_eq!(first, "WAITING", "the page did not show position 2");
 
-    let order = |id: &str| json!({ "orderId": id, "paymentKey": "pk", "amount": 1000, "eventId": "drop-10" });
+    let order = |id: &str| json!({ "orderId": id, "paymentKey": format!("pk-{id}"), "amount": 1000, "eventId": "drop-10" });
     let confirm = "/payments/confirm";
     assert_eq!(
-        edge_post(&system, &ahead, confirm, Some(order("o-ahead"))).await,
+        edge_post(&system, &ahead, confirm, Some(order("order-ahead"))).await,
         StatusCode::CREATED
     );
     assert_eq!(
-        edge_post(&system, &other, confirm, Some(order("o-other"))).await,
+        edge_post(&system, &other, confirm, Some(order("order-other"))).await,
         StatusCode::CONFLICT
     );
 
@@ -196,8 +196,7 @@ async fn the_page_says_payments_are_paused_and_keeps_the_place() {
         .await
         .expect("the origin answers");
     assert_eq!(forced.status(), StatusCode::OK);
-    let order =
-        json!({ "orderId": "o-ahead", "paymentKey": "pk", "amount": 1000, "eventId": "drop-11" });
+    let order = json!({ "orderId": "order-ahead", "paymentKey": "pk-order-ahead-2", "amount": 1000, "eventId": "drop-11" });
     assert_eq!(
         edge_post(&system, &ahead, "/payments/confirm", Some(order)).await,
         StatusCode::CREATED,

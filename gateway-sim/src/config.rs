@@ -6,17 +6,37 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use reqwest::Url;
-use rules::callback::MIN_SECRET_LEN;
 
 /// Address to listen on.
 pub const LISTEN_VAR: &str = "GATEWAY_SIM_LISTEN";
 const DEFAULT_LISTEN: &str = "127.0.0.1:8090";
-/// Where callbacks go; unset or empty: none are sent.
-pub const CALLBACK_URL_VAR: &str = "GATEWAY_CALLBACK_URL";
-/// The HMAC key callbacks are signed with; required with a callback URL.
-pub const CALLBACK_SECRET_VAR: &str = "GATEWAY_CALLBACK_SECRET";
+/// The one secret key the simulator accepts in `Authorization: Basic`.
+pub const SECRET_KEY_VAR: &str = "GATEWAY_SECRET_KEY";
+/// Toss's public documentation test key, which works without an account: the
+/// key a client configured from Toss's docs already sends.
+pub const DEFAULT_SECRET_KEY: &str = "test_sk_zXLkKEypNArWmo50nX3lmeaxYG5R";
+/// Where webhooks go; unset or empty: none are sent.
+pub const WEBHOOK_URL_VAR: &str = "GATEWAY_WEBHOOK_URL";
+
+/// Toss's secret-key flavours: `sk` and the widget's `gsk`, test and live.
+const TEST_PREFIXES: [&str; 2] = ["test_sk_", "test_gsk_"];
+const LIVE_PREFIXES: [&str; 2] = ["live_sk_", "live_gsk_"];
+
+/// The pauses between webhook attempts, Toss's schedule (1, 4, 16, 64, 256,
+/// 1024 and 4096 minutes) with a minute scaled down to 500 ms: seven retries,
+/// the last about 45 minutes after the first attempt.
+pub const WEBHOOK_RETRY_PAUSES: [Duration; 7] = [
+    Duration::from_millis(500),
+    Duration::from_secs(2),
+    Duration::from_secs(8),
+    Duration::from_secs(32),
+    Duration::from_secs(128),
+    Duration::from_secs(512),
+    Duration::from_secs(2048),
+];
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
@@ -25,61 +45,93 @@ pub enum ConfigError {
     #[error("{var}={value:?} is not a socket address (expected e.g. {DEFAULT_LISTEN})")]
     BadAddress { var: &'static str, value: String },
     #[error(
-        "{var}={value:?} is not an http:// URL (the simulator calls back over plain HTTP, \
-         e.g. http://127.0.0.1:8080/gateway/callback)"
+        "{var}={value:?} is not an http:// URL (the simulator sends webhooks over plain HTTP, \
+         e.g. http://127.0.0.1:8080/gateway/webhook)"
     )]
     BadUrl { var: &'static str, value: String },
-    #[error("{var} must be set when {CALLBACK_URL_VAR} is: callbacks are signed")]
-    MissingSecret { var: &'static str },
-    #[error("{var} must be at least {MIN_SECRET_LEN} characters")]
-    ShortSecret { var: &'static str },
+    #[error(
+        "{var} is not a Toss secret key: expected one starting test_sk_, live_sk_, test_gsk_ \
+         or live_gsk_ (unset: Toss's documentation test key)"
+    )]
+    BadSecretKey { var: &'static str },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     pub listen: SocketAddr,
-    /// `None`: no callback URL, so no callbacks.
-    pub callbacks: Option<CallbackConfig>,
+    pub secret_key: SecretKey,
+    /// `None`: no webhook URL, so no webhooks.
+    pub webhooks: Option<WebhookConfig>,
 }
 
-/// Where callbacks go and what signs them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallbackConfig {
-    pub url: Url,
-    pub secret: CallbackSecret,
-}
-
-/// The callback signing key; never printed.
+/// The secret key callers must name; never printed.
 #[derive(Clone, PartialEq, Eq)]
-pub struct CallbackSecret(Vec<u8>);
+pub struct SecretKey {
+    key: String,
+    test: bool,
+}
 
-impl CallbackSecret {
-    /// At least [`MIN_SECRET_LEN`] bytes.
-    pub fn new(secret: &str) -> Result<Self, ConfigError> {
-        if secret.len() < MIN_SECRET_LEN {
-            return Err(ConfigError::ShortSecret {
-                var: CALLBACK_SECRET_VAR,
+impl SecretKey {
+    /// A key with one of Toss's secret-key prefixes.
+    pub fn new(key: &str) -> Result<Self, ConfigError> {
+        let has = |prefixes: [&str; 2]| {
+            prefixes
+                .iter()
+                .any(|prefix| key.len() > prefix.len() && key.starts_with(prefix))
+        };
+        let test = has(TEST_PREFIXES);
+        if !test && !has(LIVE_PREFIXES) {
+            return Err(ConfigError::BadSecretKey {
+                var: SECRET_KEY_VAR,
             });
         }
-        Ok(Self(secret.as_bytes().to_vec()))
+        Ok(Self {
+            key: key.to_owned(),
+            test,
+        })
     }
 
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
+    pub fn as_str(&self) -> &str {
+        &self.key
+    }
+
+    /// A test key: `TossPayments-Test-Code` is honoured, as Toss's sandbox
+    /// does; with a live key it is ignored.
+    pub fn is_test(&self) -> bool {
+        self.test
     }
 }
 
-impl fmt::Debug for CallbackSecret {
+impl Default for SecretKey {
+    fn default() -> Self {
+        Self {
+            key: DEFAULT_SECRET_KEY.to_owned(),
+            test: true,
+        }
+    }
+}
+
+impl fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CallbackSecret(<redacted>)")
+        let kind = if self.test { "test" } else { "live" };
+        write!(f, "SecretKey({kind}, <redacted>)")
     }
 }
 
-impl CallbackConfig {
-    /// An `http://` URL and a secret of at least [`MIN_SECRET_LEN`] bytes.
-    pub fn new(url: &str, secret: &str) -> Result<Self, ConfigError> {
+/// Where webhooks go and how often a failed one is tried again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookConfig {
+    pub url: Url,
+    /// One pause per retry; [`WEBHOOK_RETRY_PAUSES`] unless a test shortens
+    /// them.
+    pub retry_pauses: Vec<Duration>,
+}
+
+impl WebhookConfig {
+    /// An `http://` URL, retried on [`WEBHOOK_RETRY_PAUSES`].
+    pub fn new(url: &str) -> Result<Self, ConfigError> {
         let bad_url = || ConfigError::BadUrl {
-            var: CALLBACK_URL_VAR,
+            var: WEBHOOK_URL_VAR,
             value: url.to_owned(),
         };
         let parsed = Url::parse(url).map_err(|_| bad_url())?;
@@ -88,7 +140,7 @@ impl CallbackConfig {
         }
         Ok(Self {
             url: parsed,
-            secret: CallbackSecret::new(secret)?,
+            retry_pauses: WEBHOOK_RETRY_PAUSES.to_vec(),
         })
     }
 }
@@ -118,22 +170,18 @@ impl Config {
 
         // Empty counts as unset, so `VAR= make run` turns a setting off.
         let non_empty = |var| Ok(text(var)?.filter(|value: &String| !value.is_empty()));
-        let secret = non_empty(CALLBACK_SECRET_VAR)?;
-        // The secret is checked even without a URL: a short one is a mistake
-        // whoever reads it (the origin shares it).
-        if let Some(secret) = &secret {
-            CallbackSecret::new(secret)?;
-        }
-        let callbacks = match non_empty(CALLBACK_URL_VAR)? {
-            None => None,
-            Some(url) => {
-                let secret = secret.ok_or(ConfigError::MissingSecret {
-                    var: CALLBACK_SECRET_VAR,
-                })?;
-                Some(CallbackConfig::new(&url, &secret)?)
-            }
+        let secret_key = match non_empty(SECRET_KEY_VAR)? {
+            Some(key) => SecretKey::new(&key)?,
+            None => SecretKey::default(),
         };
-        Ok(Self { listen, callbacks })
+        let webhooks = non_empty(WEBHOOK_URL_VAR)?
+            .map(|url| WebhookConfig::new(&url))
+            .transpose()?;
+        Ok(Self {
+            listen,
+            secret_key,
+            webhooks,
+        })
     }
 }
 
@@ -141,12 +189,10 @@ impl Config {
 mod tests {
     use super::*;
 
-    const SECRET: &str = "0123456789abcdef0123456789abcdef";
-
     fn config_with(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
         Config::from_lookup(|var| {
             assert!(
-                [LISTEN_VAR, CALLBACK_URL_VAR, CALLBACK_SECRET_VAR].contains(&var),
+                [LISTEN_VAR, SECRET_KEY_VAR, WEBHOOK_URL_VAR].contains(&var),
                 "{var}"
             );
             vars.iter()
@@ -174,71 +220,87 @@ mod tests {
     }
 
     #[test]
-    fn callbacks_are_off_without_a_url() {
-        assert_eq!(config_with(&[]).expect("valid").callbacks, None);
-        let config =
-            config_with(&[(CALLBACK_URL_VAR, ""), (CALLBACK_SECRET_VAR, SECRET)]).expect("valid");
-        assert_eq!(config.callbacks, None, "empty is unset");
+    fn secret_key_defaults_to_the_toss_docs_test_key() {
+        for vars in [vec![], vec![(SECRET_KEY_VAR, "")]] {
+            let key = config_with(&vars).expect("valid").secret_key;
+            assert_eq!(key.as_str(), DEFAULT_SECRET_KEY);
+            assert!(key.is_test());
+        }
     }
 
     #[test]
-    fn callback_url_with_a_secret_turns_callbacks_on() {
-        let url = "http://127.0.0.1:8080/gateway/callback";
-        let config =
-            config_with(&[(CALLBACK_URL_VAR, url), (CALLBACK_SECRET_VAR, SECRET)]).expect("valid");
-        let callbacks = config.callbacks.expect("callbacks on");
-        assert_eq!(callbacks.url.as_str(), url);
-        assert_eq!(callbacks.secret.as_bytes(), SECRET.as_bytes());
+    fn secret_keys_of_every_toss_flavour_are_accepted() {
+        for (key, test) in [
+            ("test_sk_abc", true),
+            ("test_gsk_docs_OaPz8L5KdmQXkzRz3y47BMw6", true),
+            ("live_sk_abc", false),
+            ("live_gsk_abc", false),
+        ] {
+            let parsed = config_with(&[(SECRET_KEY_VAR, key)])
+                .expect("valid")
+                .secret_key;
+            assert_eq!((parsed.as_str(), parsed.is_test()), (key, test));
+        }
     }
 
     #[test]
-    fn callback_url_without_a_secret_names_the_secret() {
-        for secret in [None, Some("")] {
-            let mut vars = vec![(CALLBACK_URL_VAR, "http://127.0.0.1:8080/cb")];
-            vars.extend(secret.map(|secret| (CALLBACK_SECRET_VAR, secret)));
-            let err = config_with(&vars).expect_err("a secret is required");
+    fn other_secret_keys_are_refused_naming_the_variable() {
+        for key in [
+            "test_ck_abc",
+            "sk_test_abc",
+            "test_sk_",
+            "TEST_SK_abc",
+            "secret",
+        ] {
+            let err = config_with(&[(SECRET_KEY_VAR, key)]).expect_err("not a secret key");
             assert_eq!(
                 err,
-                ConfigError::MissingSecret {
-                    var: CALLBACK_SECRET_VAR
+                ConfigError::BadSecretKey {
+                    var: SECRET_KEY_VAR
                 }
             );
-            assert!(err.to_string().contains(CALLBACK_SECRET_VAR), "{err}");
+            assert!(err.to_string().contains(SECRET_KEY_VAR), "{err}");
         }
     }
 
     #[test]
-    fn short_secret_is_refused_with_or_without_a_url() {
-        let short = &SECRET[1..];
-        for vars in [
-            vec![(CALLBACK_SECRET_VAR, short)],
-            vec![
-                (CALLBACK_URL_VAR, "http://127.0.0.1:8080/cb"),
-                (CALLBACK_SECRET_VAR, short),
-            ],
-        ] {
-            let err = config_with(&vars).expect_err("too short");
-            assert!(err.to_string().contains(CALLBACK_SECRET_VAR), "{err}");
+    fn the_secret_key_is_not_printed() {
+        let config = config_with(&[]).expect("valid");
+        assert!(!format!("{config:?}").contains(DEFAULT_SECRET_KEY));
+    }
+
+    #[test]
+    fn webhooks_are_off_without_a_url() {
+        assert_eq!(config_with(&[]).expect("valid").webhooks, None);
+        let config = config_with(&[(WEBHOOK_URL_VAR, "")]).expect("valid");
+        assert_eq!(config.webhooks, None, "empty is unset");
+    }
+
+    #[test]
+    fn a_webhook_url_turns_webhooks_on_with_the_scaled_toss_schedule() {
+        let url = "http://127.0.0.1:8080/gateway/webhook";
+        let webhooks = config_with(&[(WEBHOOK_URL_VAR, url)])
+            .expect("valid")
+            .webhooks
+            .expect("webhooks on");
+        assert_eq!(webhooks.url.as_str(), url);
+        assert_eq!(webhooks.retry_pauses, WEBHOOK_RETRY_PAUSES);
+        let minutes = [1, 4, 16, 64, 256, 1024, 4096];
+        for (pause, minutes) in webhooks.retry_pauses.iter().zip(minutes) {
+            assert_eq!(*pause, Duration::from_millis(500) * minutes);
         }
     }
 
     #[test]
-    fn callback_url_must_be_plain_http() {
+    fn webhook_url_must_be_plain_http() {
         for url in [
             "127.0.0.1:8080/cb",
             "https://origin.example/cb",
             "ftp://origin.example/cb",
             "not a url",
         ] {
-            let err = config_with(&[(CALLBACK_URL_VAR, url), (CALLBACK_SECRET_VAR, SECRET)])
-                .expect_err("not an http URL");
-            assert!(err.to_string().contains(CALLBACK_URL_VAR), "{url}: {err}");
+            let err = config_with(&[(WEBHOOK_URL_VAR, url)]).expect_err("not an http URL");
+            assert!(err.to_string().contains(WEBHOOK_URL_VAR), "{url}: {err}");
         }
-    }
-
-    #[test]
-    fn the_secret_is_not_printed() {
-        let config = CallbackConfig::new("http://127.0.0.1:1/cb", SECRET).expect("valid");
-        assert!(!format!("{config:?}").contains(SECRET));
     }
 }

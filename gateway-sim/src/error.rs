@@ -1,32 +1,38 @@
-//! The one error type of the HTTP surface.
+//! The one error type of the HTTP surface, and its `{"code","message"}` body.
 //!
 //! Clients of a payment gateway branch on a machine-readable `code`, so every
-//! failure — including axum's own extractor rejections and unknown routes —
-//! is turned into `{"code":"UPPER_SNAKE","message":"..."}` here, never plain
-//! text.
+//! failure — axum's own extractor rejections and unknown routes included — is
+//! answered here as an HTTP status and `{"code":"UPPER_SNAKE","message":"..."}`,
+//! as Toss does. The Toss API's refusals carry Toss's codes ([`crate::codes`]);
+//! the simulator's own controls (`/admin`, the settlement export) have codes of
+//! their own.
 
-use std::num::NonZeroU32;
-
-use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
-use serde::Serialize;
+
+use crate::codes::{self, TossCode};
+use crate::routes::Answer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    #[error("{0}")]
-    BadRequest(String),
+    /// A Toss refusal, answered with the code's own message.
+    #[error("{}", .0.message)]
+    Toss(TossCode),
+    /// A Toss refusal with a message saying what in particular was wrong.
+    #[error("{detail}")]
+    TossDetailed { code: TossCode, detail: String },
+    /// What `TossPayments-Test-Code` or the `testCode` fault asked for.
+    #[error("TossPayments-Test-Code {0}: a test error; nothing was charged")]
+    TestCode(String),
+    /// No route for the path.
     #[error("{0}")]
     NotFound(String),
-    #[error("orderId {order_id:?} was already confirmed with a different paymentKey or amount")]
-    OrderConflict { order_id: String },
-    #[error("orderId {order_id:?} was declined: no money was taken, nothing to cancel")]
-    NotCancellable { order_id: String },
-    #[error("orderId {order_id:?} is not decided yet; cancel once it is")]
-    PaymentPending { order_id: String },
     #[error("method not allowed for this path")]
     MethodNotAllowed,
+    /// A simulator control's query that is not valid.
+    #[error("{0}")]
+    BadRequest(String),
     /// A `PUT /admin/faults` body that is not a valid setting.
     #[error("{0}")]
     InvalidFaults(String),
@@ -44,80 +50,79 @@ pub enum ApiError {
     /// CP949 cannot hold.
     #[error("{0}")]
     InvalidEncoding(String),
-    #[error("more than {max_per_second} confirms within one second")]
-    RateLimited { max_per_second: NonZeroU32 },
-    /// An injected failure (`ERROR_500`) or a task of ours that died.
-    #[error("{0}")]
-    Internal(String),
 }
 
 impl ApiError {
-    fn status(&self) -> StatusCode {
-        match self {
-            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::OrderConflict { .. } => StatusCode::CONFLICT,
-            Self::NotCancellable { .. } | Self::PaymentPending { .. } => StatusCode::CONFLICT,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Self::InvalidFaults(_) | Self::InvalidDate(_) | Self::InvalidEncoding(_) => {
-                StatusCode::BAD_REQUEST
-            }
-            Self::RefusalUnavailable => StatusCode::CONFLICT,
-            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    /// `INVALID_REQUEST`, saying what was wrong.
+    pub fn invalid_request(detail: impl Into<String>) -> Self {
+        Self::detailed(codes::INVALID_REQUEST, detail)
+    }
+
+    pub fn detailed(code: TossCode, detail: impl Into<String>) -> Self {
+        Self::TossDetailed {
+            code,
+            detail: detail.into(),
         }
     }
 
-    fn code(&self) -> &'static str {
+    pub fn status(&self) -> StatusCode {
         match self {
-            Self::BadRequest(_) => "BAD_REQUEST",
+            Self::Toss(code) | Self::TossDetailed { code, .. } => code.status,
+            Self::TestCode(code) => codes::test_code_status(code),
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::BadRequest(_)
+            | Self::InvalidFaults(_)
+            | Self::InvalidDate(_)
+            | Self::InvalidEncoding(_) => StatusCode::BAD_REQUEST,
+            Self::RefusalUnavailable => StatusCode::CONFLICT,
+        }
+    }
+
+    pub fn code(&self) -> &str {
+        match self {
+            Self::Toss(code) | Self::TossDetailed { code, .. } => code.code,
+            Self::TestCode(code) => code,
             Self::NotFound(_) => "NOT_FOUND",
-            Self::OrderConflict { .. } => "ORDER_CONFLICT",
-            Self::NotCancellable { .. } => "NOT_CANCELLABLE",
-            Self::PaymentPending { .. } => "PAYMENT_PENDING",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Self::BadRequest(_) => "BAD_REQUEST",
             Self::InvalidFaults(_) => "INVALID_FAULTS",
+            Self::RefusalUnavailable => "REFUSAL_UNAVAILABLE",
             Self::InvalidDate(_) => "INVALID_DATE",
             Self::InvalidEncoding(_) => "INVALID_ENCODING",
-            Self::RefusalUnavailable => "REFUSAL_UNAVAILABLE",
-            Self::RateLimited { .. } => "RATE_LIMITED",
-            Self::Internal(_) => "INTERNAL",
         }
+    }
+
+    /// The answer as the wire carries it, so it can be kept under an
+    /// Idempotency-Key and replayed byte for byte.
+    pub fn answer(&self) -> Answer {
+        let body = serde_json::json!({ "code": self.code(), "message": self.to_string() });
+        Answer::json(self.status(), &body)
     }
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    code: &'a str,
-    message: String,
+impl From<TossCode> for ApiError {
+    fn from(code: TossCode) -> Self {
+        Self::Toss(code)
+    }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = ErrorBody {
-            code: self.code(),
-            message: self.to_string(),
-        };
-        (self.status(), Json(body)).into_response()
+        self.answer().into_response()
     }
 }
 
-/// Every JSON rejection is the caller's fault, so all become 400 — including
-/// an oversized body, which axum would otherwise answer with 413.
+/// A Toss API body that is not the JSON expected is `INVALID_REQUEST`,
+/// an oversized one included (axum would answer 413).
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> Self {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            return Self::BadRequest(format!(
+            return Self::invalid_request(format!(
                 "request body exceeds {} bytes",
                 crate::routes::BODY_LIMIT_BYTES
             ));
         }
-        Self::BadRequest(rejection.body_text())
-    }
-}
-
-impl From<PathRejection> for ApiError {
-    fn from(rejection: PathRejection) -> Self {
-        Self::BadRequest(rejection.body_text())
+        Self::invalid_request(rejection.body_text())
     }
 }

@@ -4,6 +4,9 @@
 //! validated in [`routes`](crate::routes)); the confirm handler reads a copy
 //! per request and the serve loop acts on `REFUSE_CONNECTIONS`. Plain data:
 //! the timing and the rolls happen in the callers.
+//!
+//! The modes act on confirms; of them only `ERROR_500` (and the closed port of
+//! `REFUSE_CONNECTIONS`) acts on cancels.
 
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -27,9 +30,14 @@ pub enum FaultMode {
     HangBeforeProcessing,
     /// Process at once, then hold the answer.
     HangAfterProcessing,
-    /// Record the confirm as received, never process it, answer 500.
+    /// Record the confirm as received, never process it, answer 500
+    /// `FAILED_INTERNAL_SYSTEM_PROCESSING`.
     #[serde(rename = "ERROR_500")]
     Error500,
+    /// Process the confirm (a charge is made and its webhook sent), then
+    /// answer 500 `FAILED_INTERNAL_SYSTEM_PROCESSING` all the same.
+    #[serde(rename = "ERROR_500_AFTER_PROCESSING")]
+    Error500AfterProcessing,
     /// Close the listening socket and every open connection for
     /// `durationMs`, then listen again in `NORMAL` mode.
     RefuseConnections,
@@ -37,7 +45,7 @@ pub enum FaultMode {
 
 /// The settings in force; serializes as the `/admin/faults` answer, every
 /// field present.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Faults {
     pub mode: FaultMode,
@@ -47,20 +55,30 @@ pub struct Faults {
     pub decline_rate: f64,
     /// Confirms let through in any one-second window; `None`: no cap.
     pub max_per_second: Option<NonZeroU32>,
-    /// `false`: every confirm is a new charge, repeats included.
+    /// `false`: a PG that ignores `Idempotency-Key` and never refuses a
+    /// repeat: every confirm is a new charge, repeats included, and a cancel
+    /// takes back every charge of the order.
     pub idempotent: bool,
     /// How long `REFUSE_CONNECTIONS` lasts; `Some` exactly in that mode.
     pub duration_ms: Option<u64>,
-    /// `false`: confirms received and cancels made meanwhile are never
-    /// called back (when a callback URL is configured at all).
-    pub callbacks: bool,
-    /// `false`: the status query answers NOT_FOUND for a confirm received and not
-    /// decided yet — a PG whose status lags its processing, so a stalled request can
-    /// be approved after it was reported unknown.
+    /// `false`: what is decided and cancelled meanwhile sends no webhook
+    /// (when a webhook URL is configured at all).
+    pub webhooks: bool,
+    /// `false`: a look-up answers `NOT_FOUND_PAYMENT` for a confirm received and
+    /// not decided yet (`IN_PROGRESS`) — a PG whose status lags its processing, so
+    /// a stalled request can be approved after it was reported unknown.
     pub pending_visible: bool,
-    /// How long the status query waits before it answers, in any mode: a PG slow to
+    /// How long a look-up waits before it answers, in any mode: a PG slow to
     /// say what happened.
     pub status_delay_ms: u64,
+    /// A Toss error code every confirm answers, as if each carried it in
+    /// `TossPayments-Test-Code` (so ignored with a live key); nothing is
+    /// charged. For clients that never send the header.
+    pub test_code: Option<String>,
+    /// Added to a confirm's amount to make the approval's `totalAmount` (and
+    /// the amount charged), never below 0: a PG approving another amount than
+    /// asked.
+    pub approved_amount_delta: i64,
 }
 
 impl Default for Faults {
@@ -73,9 +91,11 @@ impl Default for Faults {
             max_per_second: None,
             idempotent: true,
             duration_ms: None,
-            callbacks: true,
+            webhooks: true,
             pending_visible: true,
             status_delay_ms: 0,
+            test_code: None,
+            approved_amount_delta: 0,
         }
     }
 }
@@ -101,11 +121,11 @@ impl Faults {
 
     /// The settings once a refusal is over: `NORMAL`, everything else kept,
     /// so a decline rate or a rate cap set with the refusal outlives it.
-    pub fn after_refusal(self) -> Self {
+    pub fn after_refusal(&self) -> Self {
         Self {
             mode: FaultMode::Normal,
             duration_ms: None,
-            ..self
+            ..self.clone()
         }
     }
 }
@@ -115,11 +135,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_is_normal_idempotent_uncapped_and_calling_back() {
+    fn default_is_normal_idempotent_uncapped_and_sending_webhooks() {
         let faults = Faults::default();
         assert_eq!(faults.mode, FaultMode::Normal);
         assert!(faults.idempotent);
-        assert!(faults.callbacks);
+        assert!(faults.webhooks);
+        assert_eq!(faults.test_code, None);
+        assert_eq!(faults.approved_amount_delta, 0);
         assert_eq!(faults.max_per_second, None);
         assert_eq!(faults.refusal(), None);
     }
@@ -147,7 +169,9 @@ mod tests {
             decline_rate: 0.5,
             max_per_second: NonZeroU32::new(3),
             idempotent: false,
-            callbacks: false,
+            webhooks: false,
+            test_code: Some("INVALID_CARD_EXPIRATION".into()),
+            approved_amount_delta: -1,
             ..Faults::default()
         };
         assert_eq!(refusing.refusal(), Some(Duration::from_millis(1500)));
@@ -159,7 +183,9 @@ mod tests {
         assert_eq!(after.decline_rate, 0.5);
         assert_eq!(after.max_per_second, NonZeroU32::new(3));
         assert!(!after.idempotent);
-        assert!(!after.callbacks);
+        assert!(!after.webhooks);
+        assert_eq!(after.test_code.as_deref(), Some("INVALID_CARD_EXPIRATION"));
+        assert_eq!(after.approved_amount_delta, -1);
     }
 
     #[test]
@@ -179,9 +205,11 @@ mod tests {
                 "maxPerSecond": null,
                 "idempotent": true,
                 "durationMs": null,
-                "callbacks": true,
+                "webhooks": true,
                 "pendingVisible": true,
                 "statusDelayMs": 0,
+                "testCode": null,
+                "approvedAmountDelta": 0,
             })
         );
     }

@@ -1,11 +1,10 @@
-//! What the simulated gateway knows: charges by `orderId` and every confirm
-//! it received.
+//! What the simulated gateway knows: charges by `paymentKey` and `orderId`,
+//! the answers kept under Idempotency-Keys, and every request it received.
 //!
 //! Kept free of I/O, of the clock and of randomness — callers pass `now_ms`
-//! and the outcome of any roll — so the gateway's rules (idempotency,
-//! conflicts, declines, the rate cap, what gets counted) are unit tested
-//! directly. The view types serialize as the wire shapes of the routes that
-//! expose them.
+//! and the outcome of any roll — so the gateway's rules (idempotency, repeats
+//! refused, declines, the rate cap, what gets counted) are unit tested
+//! directly.
 //!
 //! A confirm goes through two steps. [`Ledger::receive`] records its arrival
 //! and applies the rate cap; what it lets through comes back as a
@@ -13,96 +12,82 @@
 //! Faults that never process a confirm (a hang, an injected 500) drop the
 //! ticket, leaving the confirm received but undecided. A ticket that will be
 //! processed later (the `DELAY` mode's wait) is first [`Ledger::defer`]red:
-//! until it is decided, its order is `PENDING` to a status query.
+//! until it is decided, its payment is `IN_PROGRESS` to a look-up.
+//!
+//! Any `paymentKey` not seen before is taken as one the payment window
+//! issued: the simulator has no window, so it cannot tell a made-up key.
 //!
 //! An approved charge can be cancelled ([`Ledger::cancel`]); it stays among
 //! the approvals, with the time it was cancelled, so money taken and not
 //! given back can be counted.
 //!
-//! Callbacks to the payment system are owed here too: a decision or a cancel
-//! made with `notify` puts a [`Callback`] in an outbox, which the caller
-//! empties with [`Ledger::take_callbacks`] and delivers, reporting each
-//! attempt back through [`Ledger::callback_attempted`].
+//! Webhooks to the payment system are owed here too: a decision or a cancel
+//! made with `notify` puts a [`Webhook`] in an outbox, holding the Payment as
+//! it then stood; the caller empties it with [`Ledger::take_webhooks`] and
+//! delivers, reporting each attempt back through [`Ledger::webhook_attempted`].
 
 use std::collections::{HashMap, VecDeque};
 use std::num::NonZeroU32;
 
-use rules::callback::{CallbackBody, CallbackStatus};
-
-mod calls;
+mod charge;
+mod decisions;
+mod keys;
+mod outbox;
 mod views;
 
-pub use calls::{
-    CancelOutcome, Cancelling, ConfirmOutcome, ConfirmRequest, Confirmation, OrderStatus,
-    PaymentStatus, Processing, RateLimited, Received,
+use charge::{transaction_key, Charge};
+pub use decisions::{
+    CancelOutcome, CancelRequest, Cancelling, ChargeId, ConfirmOutcome, ConfirmRequest, Processing,
+    RateLimited, Received,
 };
-pub use views::{Approval, CallbackRecord, Decline, LedgerSnapshot, PaymentView, ReceivedRequest};
+use keys::Keys;
+pub use keys::{Claim, KeyClaim, StoredAnswer, KEY_LIFETIME_MS};
+pub use outbox::{Webhook, WebhookId};
+pub use views::{
+    Approval, Call, CancelRecord, Decline, LedgerSnapshot, PaymentRecord, PaymentStatus,
+    ReceivedRequest, WebhookRecord,
+};
 
 /// The rate cap's sliding window.
 const RATE_WINDOW_MS: u64 = 1000;
 
-/// Names one owed callback, to report its delivery attempts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CallbackId(usize);
-
-/// A callback waiting in the outbox to be delivered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Callback {
-    pub id: CallbackId,
-    pub body: CallbackBody,
-}
-
-#[derive(Debug)]
-struct Charge {
-    order_id: String,
-    payment_key: String,
-    amount: u64,
-    status: PaymentStatus,
-    decided_at: u64,
-    request_count: u64,
-    cancelled_at: Option<u64>,
-}
-
-impl Charge {
-    fn confirmation(&self) -> Confirmation {
-        Confirmation {
-            order_id: self.order_id.clone(),
-            status: self.status,
-            approved_at: (self.status == PaymentStatus::Approved).then_some(self.decided_at),
-        }
-    }
-
-    fn is_live_approval(&self) -> bool {
-        self.status == PaymentStatus::Approved && self.cancelled_at.is_none()
-    }
-}
-
-/// The confirms of one order that are deferred and not decided yet.
+/// The confirms of one payment that are deferred and not decided yet.
 #[derive(Debug)]
 struct Pending {
-    /// The amount of the first of them, which a status query answers.
+    /// The first of them, which a look-up answers.
+    order_id: String,
     amount: u64,
+    requested_at: u64,
     confirms: usize,
 }
 
 #[derive(Debug, Default)]
 pub struct Ledger {
+    calls: Vec<Call>,
     requests: Vec<ReceivedRequest>,
-    // A Vec keeps decision order for the admin view; the index lists each
-    // order's charges in that order, the last being the one repeats and
-    // status queries see.
+    // A Vec keeps decision order for the admin view; the indexes list each
+    // payment's and order's charges in that order, the last being the one a
+    // look-up sees.
     charges: Vec<Charge>,
-    charges_by_order_id: HashMap<String, Vec<usize>>,
+    by_payment_key: HashMap<String, Vec<usize>>,
+    by_order_id: HashMap<String, Vec<usize>>,
     pending: HashMap<String, Pending>,
+    keys: Keys,
+    transactions: u64,
     /// When the confirms let through in the last window arrived, oldest first.
     let_through: VecDeque<u64>,
-    callbacks: Vec<CallbackRecord>,
-    outbox: Vec<Callback>,
-    /// Status queries received, answered or not yet.
+    webhooks: Vec<WebhookRecord>,
+    outbox: Vec<Webhook>,
+    /// Look-ups received, answered or not yet.
     status_queries: u64,
 }
 
 impl Ledger {
+    /// Records a Toss API request as it arrived.
+    pub fn record_call(&mut self, call: Call) {
+        self.calls.push(call);
+    }
+
     /// Records the confirm as received and applies the rate cap: at most
     /// `max_per_second` confirms are let through in any window of one
     /// second. Refused confirms do not count toward the cap, so a client that
@@ -134,20 +119,23 @@ impl Ledger {
         self.let_through.push_back(now_ms);
         Ok(Received {
             request,
+            received_at: now_ms,
             deferred: false,
         })
     }
 
     /// Promises that a received confirm will be processed later: until
-    /// then, its order is `PENDING` to a status query (unless a charge of
-    /// the order is already decided).
+    /// then, its payment is `IN_PROGRESS` to a look-up (unless a charge of
+    /// it is already decided).
     pub fn defer(&mut self, mut received: Received) -> Received {
         if !received.deferred {
             let request = &received.request;
             self.pending
-                .entry(request.order_id.clone())
+                .entry(request.payment_key.clone())
                 .or_insert(Pending {
+                    order_id: request.order_id.clone(),
                     amount: request.amount,
+                    requested_at: received.received_at,
                     confirms: 0,
                 })
                 .confirms += 1;
@@ -164,201 +152,210 @@ impl Ledger {
         now_ms: u64,
         processing: Processing,
     ) -> ConfirmOutcome {
-        let request = received.request;
-        if received.deferred {
-            if let Some(pending) = self.pending.get_mut(&request.order_id) {
+        let Received {
+            request,
+            received_at,
+            deferred,
+        } = received;
+        if deferred {
+            if let Some(pending) = self.pending.get_mut(&request.payment_key) {
                 pending.confirms = pending.confirms.saturating_sub(1);
                 if pending.confirms == 0 {
-                    self.pending.remove(&request.order_id);
+                    self.pending.remove(&request.payment_key);
                 }
             }
         }
         if processing.idempotent {
-            if let Some(index) = self.latest(&request.order_id) {
-                let charge = &mut self.charges[index];
-                if charge.payment_key != request.payment_key || charge.amount != request.amount {
-                    return ConfirmOutcome::Conflict;
-                }
-                charge.request_count += 1;
-                return ConfirmOutcome::Repeat(charge.confirmation());
+            if let Some(index) = latest(&self.by_payment_key, &request.payment_key) {
+                self.charges[index].request_count += 1;
+                return ConfirmOutcome::AlreadyProcessed(ChargeId(index));
+            }
+            let paid_elsewhere = self
+                .by_order_id
+                .get(&request.order_id)
+                .is_some_and(|all| all.iter().any(|&index| self.charges[index].approved));
+            if paid_elsewhere {
+                return ConfirmOutcome::DuplicatedOrderId;
             }
         }
 
-        let status = if processing.decline {
-            PaymentStatus::Declined
+        let approved = !processing.decline;
+        let amount = if approved {
+            request
+                .amount
+                .saturating_add_signed(processing.amount_delta)
         } else {
-            PaymentStatus::Approved
+            request.amount
         };
+        let index = self.charges.len();
         let charge = Charge {
-            order_id: request.order_id,
             payment_key: request.payment_key,
-            amount: request.amount,
-            status,
+            order_id: request.order_id,
+            amount,
+            approved,
+            requested_at: received_at,
             decided_at: now_ms,
             request_count: 1,
-            cancelled_at: None,
+            transaction_key: self.next_transaction_key(),
+            number: index,
+            cancel: None,
         };
-        let confirmation = charge.confirmation();
-        let index = self.charges.len();
-        self.charges_by_order_id
-            .entry(charge.order_id.clone())
-            .or_default()
-            .push(index);
+        index_charge(&mut self.by_payment_key, &charge.payment_key, index);
+        index_charge(&mut self.by_order_id, &charge.order_id, index);
         self.charges.push(charge);
+        let record = self.charges[index].record();
         if processing.notify {
-            let status = match confirmation.status {
-                PaymentStatus::Approved => CallbackStatus::Approved,
-                PaymentStatus::Declined => CallbackStatus::Declined,
-            };
-            self.owe_callback(index, status);
+            self.owe_webhook(&record, now_ms);
         }
-        ConfirmOutcome::New(confirmation)
+        if approved {
+            ConfirmOutcome::Approved(ChargeId(index), record)
+        } else {
+            ConfirmOutcome::Declined(ChargeId(index), record)
+        }
     }
 
-    /// Cancels the order's approved charge — every one of them when not
-    /// idempotent. A cancelled charge stays among the approvals, with the
-    /// time it was cancelled.
-    pub fn cancel(&mut self, order_id: &str, now_ms: u64, cancelling: Cancelling) -> CancelOutcome {
-        let Some(indices) = self.charges_by_order_id.get(order_id) else {
-            return if self.pending.contains_key(order_id) {
-                CancelOutcome::Pending
+    /// Cancels the payment's approved charge in full — when not idempotent,
+    /// every approved charge of its order. A cancelled charge stays among the
+    /// approvals, with the time it was cancelled.
+    pub fn cancel(
+        &mut self,
+        request: &CancelRequest,
+        now_ms: u64,
+        cancelling: Cancelling,
+    ) -> CancelOutcome {
+        let Some(latest) = latest(&self.by_payment_key, &request.payment_key) else {
+            return if self.pending.contains_key(&request.payment_key) {
+                CancelOutcome::InProgress
             } else {
                 CancelOutcome::Unknown
             };
         };
         let targets = if cancelling.idempotent {
-            &indices[indices.len().saturating_sub(1)..]
+            vec![latest]
         } else {
-            &indices[..]
+            let order_id = &self.charges[latest].order_id;
+            self.by_order_id.get(order_id).cloned().unwrap_or_default()
         };
-        let approved: Vec<usize> = targets
+        let live: Vec<usize> = targets
             .iter()
             .copied()
-            .filter(|&index| self.charges[index].status == PaymentStatus::Approved)
+            .filter(|&index| self.charges[index].is_live_approval())
             .collect();
-        if approved.is_empty() {
-            return CancelOutcome::Declined;
-        }
-        let mut outcome = CancelOutcome::AlreadyCancelled;
-        for index in approved {
-            if self.charges[index].is_live_approval() {
-                self.charges[index].cancelled_at = Some(now_ms);
-                if cancelling.notify {
-                    self.owe_callback(index, CallbackStatus::Cancelled);
-                }
-                outcome = CancelOutcome::Cancelled;
-            }
-        }
-        outcome
-    }
-
-    /// What a status query answers: the order's latest charge or, while
-    /// none is decided, its pending confirm.
-    pub fn payment(&self, order_id: &str) -> Option<PaymentView> {
-        let Some(index) = self.latest(order_id) else {
-            let pending = self.pending.get(order_id)?;
-            return Some(PaymentView {
-                order_id: order_id.to_owned(),
-                status: OrderStatus::Pending,
-                amount: pending.amount,
-                approved_at: None,
-            });
+        let Some(&last) = live.last() else {
+            return if targets.iter().any(|&index| self.charges[index].approved) {
+                CancelOutcome::AlreadyCancelled
+            } else {
+                CancelOutcome::Declined
+            };
         };
-        let charge = &self.charges[index];
-        let status = match (charge.status, charge.cancelled_at) {
-            (PaymentStatus::Declined, _) => OrderStatus::Declined,
-            (PaymentStatus::Approved, None) => OrderStatus::Approved,
-            (PaymentStatus::Approved, Some(_)) => OrderStatus::Cancelled,
-        };
-        Some(PaymentView {
-            order_id: charge.order_id.clone(),
-            status,
-            amount: charge.amount,
-            approved_at: charge.confirmation().approved_at,
-        })
-    }
-
-    /// Empties the outbox: the callbacks owed since it was last emptied.
-    pub fn take_callbacks(&mut self) -> Vec<Callback> {
-        std::mem::take(&mut self.outbox)
-    }
-
-    /// Records one delivery attempt of a callback; `delivered`: it was
-    /// answered 2xx.
-    pub fn callback_attempted(&mut self, id: CallbackId, now_ms: u64, delivered: bool) {
-        if let Some(record) = self.callbacks.get_mut(id.0) {
-            record.attempts += 1;
-            if delivered && record.delivered_at.is_none() {
-                record.delivered_at = Some(now_ms);
+        let balance = self.charges[last].amount;
+        match request.amount {
+            Some(amount) if amount > balance => return CancelOutcome::AmountTooLarge,
+            Some(amount) if amount < balance => return CancelOutcome::Partial,
+            _ => {}
+        }
+        for index in live {
+            let cancel = CancelRecord {
+                transaction_key: self.next_transaction_key(),
+                reason: request.reason.clone(),
+                canceled_at: now_ms,
+                amount: self.charges[index].amount,
+            };
+            self.charges[index].cancel = Some(cancel);
+            if cancelling.notify {
+                let record = self.charges[index].record();
+                self.owe_webhook(&record, now_ms);
             }
         }
+        CancelOutcome::Cancelled(self.charges[last].record())
     }
 
-    pub fn snapshot(&self) -> LedgerSnapshot {
-        let mut approvals = Vec::new();
-        let mut declines = Vec::new();
-        for charge in &self.charges {
-            let order_id = charge.order_id.clone();
-            match charge.status {
-                PaymentStatus::Approved => approvals.push(Approval {
-                    order_id,
-                    amount: charge.amount,
-                    approved_at: charge.decided_at,
-                    request_count: charge.request_count,
-                    cancelled_at: charge.cancelled_at,
-                }),
-                PaymentStatus::Declined => declines.push(Decline {
-                    order_id,
-                    amount: charge.amount,
-                    declined_at: charge.decided_at,
-                    request_count: charge.request_count,
-                }),
+    /// What a look-up by `paymentKey` answers: the payment's latest charge
+    /// or, while none is decided, its confirm in progress.
+    pub fn payment_by_key(&self, payment_key: &str) -> Option<PaymentRecord> {
+        match latest(&self.by_payment_key, payment_key) {
+            Some(index) => Some(self.charges[index].record()),
+            None => self
+                .pending
+                .get(payment_key)
+                .map(|pending| in_progress(payment_key, pending)),
+        }
+    }
+
+    /// What a look-up by `orderId` answers: the order's latest charge or,
+    /// while none is decided, a confirm of it in progress.
+    pub fn payment_by_order(&self, order_id: &str) -> Option<PaymentRecord> {
+        match latest(&self.by_order_id, order_id) {
+            Some(index) => Some(self.charges[index].record()),
+            None => self
+                .pending
+                .iter()
+                .filter(|(_, pending)| pending.order_id == order_id)
+                .min_by_key(|(_, pending)| pending.requested_at)
+                .map(|(payment_key, pending)| in_progress(payment_key, pending)),
+        }
+    }
+
+    /// Looks an Idempotency-Key up under `path` (see [`Claim`]). A replay
+    /// counts as a confirm of the charge its answer tells of.
+    pub fn claim_key(&mut self, path: &str, key: &str, now_ms: u64) -> Claim {
+        let (claim, charge) = self.keys.claim(path, key, now_ms);
+        if let Some(ChargeId(index)) = charge {
+            if let Some(charge) = self.charges.get_mut(index) {
+                charge.request_count += 1;
             }
         }
-        LedgerSnapshot {
-            request_count: self.requests.len(),
-            status_query_count: self.status_queries,
-            requests: self.requests.clone(),
-            approvals,
-            declines,
-            callbacks: self.callbacks.clone(),
-        }
+        claim
     }
 
-    /// Counts a status query as it arrives.
+    /// Keeps the first answer under a claimed key; `charge`: the one it
+    /// tells of, if any.
+    pub fn complete_key(
+        &mut self,
+        claim: KeyClaim,
+        answer: StoredAnswer,
+        charge: Option<ChargeId>,
+    ) {
+        self.keys.complete(claim, answer, charge);
+    }
+
+    /// Lets a claimed key go, nothing kept under it.
+    pub fn release_key(&mut self, claim: KeyClaim) {
+        self.keys.release(claim);
+    }
+
+    /// Counts a look-up as it arrives.
     pub fn count_status_query(&mut self) {
         self.status_queries += 1;
     }
 
-    /// The index of the order's latest charge.
-    fn latest(&self, order_id: &str) -> Option<usize> {
-        self.charges_by_order_id.get(order_id)?.last().copied()
-    }
-
-    fn owe_callback(&mut self, index: usize, status: CallbackStatus) {
-        let charge = &self.charges[index];
-        let body = CallbackBody {
-            order_id: charge.order_id.clone(),
-            status,
-            amount: signed(charge.amount),
-            approved_at: (charge.status == PaymentStatus::Approved)
-                .then(|| signed(charge.decided_at)),
-        };
-        let id = CallbackId(self.callbacks.len());
-        self.callbacks.push(CallbackRecord {
-            order_id: body.order_id.clone(),
-            status,
-            delivered_at: None,
-            attempts: 0,
-        });
-        self.outbox.push(Callback { id, body });
+    fn next_transaction_key(&mut self) -> String {
+        self.transactions += 1;
+        transaction_key(self.transactions)
     }
 }
 
-/// Amounts and times come from `i64` bodies and the clock, so they fit; the
-/// cap only keeps the conversion total.
-fn signed(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
+fn index_charge(index: &mut HashMap<String, Vec<usize>>, key: &str, charge: usize) {
+    index.entry(key.to_owned()).or_default().push(charge);
+}
+
+/// The latest charge under `key` in `index`.
+fn latest(index: &HashMap<String, Vec<usize>>, key: &str) -> Option<usize> {
+    index.get(key)?.last().copied()
+}
+
+fn in_progress(payment_key: &str, pending: &Pending) -> PaymentRecord {
+    PaymentRecord {
+        payment_key: payment_key.to_owned(),
+        order_id: pending.order_id.clone(),
+        status: PaymentStatus::InProgress,
+        amount: pending.amount,
+        requested_at: pending.requested_at,
+        approved_at: None,
+        transaction_key: None,
+        approve_no: None,
+        cancel: None,
+    }
 }
 
 #[cfg(test)]

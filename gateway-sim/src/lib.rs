@@ -1,43 +1,52 @@
-//! A stand-in for the external payment gateway (PG).
+//! A stand-in for the external payment gateway (PG): Toss Payments' core API
+//! v1, as Toss documents it.
 //!
-//! Local runs and end-to-end tests need a gateway that behaves like the real
-//! one where it matters to the payment system — idempotent confirms keyed by
-//! `orderId`, conflicts on mismatched repeats, JSON errors — that can be made
-//! to misbehave on demand (`PUT /admin/faults`: latency, hangs, 500s,
-//! declines, refused connections, a rate cap, double charges), that tells
-//! the payment system what it decided through signed callbacks, and that can
-//! be asked afterwards what it saw (`GET /admin/ledger`).
+//! Local runs and end-to-end tests need a gateway that answers what Toss
+//! answers where it matters to the payment system — `Authorization: Basic`
+//! with the secret key, confirms and cancels under `Idempotency-Key` (the body
+//! no part of a key's identity), repeats refused as `ALREADY_PROCESSED_PAYMENT`,
+//! the Payment object, `{"code","message"}` errors with Toss's statuses,
+//! `TossPayments-Test-Code`, unsigned `PAYMENT_STATUS_CHANGED` webhooks with
+//! their retries — that can be made to misbehave on demand
+//! (`PUT /admin/faults`: latency, hangs, 500s before or after charging,
+//! declines, refused connections, a rate cap, double charges, a wrong approved
+//! amount, any error code), and that can be asked afterwards what it saw
+//! (`GET /admin/ledger`).
 //!
 //! Module map:
 //! - [`config`]: environment configuration, parsed once at start.
-//! - [`ledger`]: pure record of charges, received confirms and owed
-//!   callbacks; no I/O, no clock, no randomness.
+//! - [`ledger`]: pure record of charges, Idempotency-Keys, received requests
+//!   and owed webhooks; no I/O, no clock, no randomness.
+//! - [`payment`]: the Toss Payment object made from a ledger record; pure.
+//! - [`codes`]: Toss's error codes and their statuses.
 //! - [`faults`]: the fault settings in force.
 //! - [`routes`]: axum handlers mapping HTTP onto the ledger and the faults.
 //! - [`settlement`]: the day's settlement file as text; pure, like the
 //!   ledger.
-//! - [`callbacks`]: delivery of the ledger's callbacks, signed, with retries.
+//! - [`webhooks`]: delivery of the ledger's webhooks, with retries.
 //! - `server`: the accept loop behind [`serve`], which owns the socket and
 //!   the connections so faults can close them.
 //! - [`error`]: the one error type and its `{"code","message"}` JSON body.
 
-pub mod callbacks;
+pub mod codes;
 pub mod config;
 pub mod error;
 pub mod faults;
 pub mod ledger;
+pub mod payment;
 pub mod routes;
 mod server;
 pub mod settlement;
+pub mod webhooks;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::callbacks::{ClientError, Notifier};
-use crate::config::CallbackConfig;
+use crate::config::{SecretKey, WebhookConfig};
 use crate::faults::{FaultMode, Faults};
-use crate::ledger::{Callback, Ledger};
+use crate::ledger::{Ledger, Webhook};
 use crate::server::ServerLink;
+use crate::webhooks::{ClientError, Notifier};
 
 pub use crate::routes::app;
 pub use crate::server::serve;
@@ -48,40 +57,54 @@ pub use crate::server::serve;
 /// synchronous and short; the methods below are the only way in, so no lock
 /// can be held across an `.await`.
 ///
-/// The default sends no callbacks; [`SimState::with_callbacks`] does.
+/// The default accepts Toss's documentation test key
+/// ([`config::DEFAULT_SECRET_KEY`]) and sends no webhooks.
 #[derive(Clone, Default)]
 pub struct SimState {
     ledger: Arc<Mutex<Ledger>>,
     faults: Arc<Mutex<Faults>>,
     server: ServerLink,
+    secret_key: Arc<SecretKey>,
     notifier: Option<Arc<Notifier>>,
 }
 
 impl SimState {
-    /// A simulator that calls back as `config` says.
-    pub fn with_callbacks(config: CallbackConfig) -> Result<Self, ClientError> {
-        let notifier = Notifier::new(config)?;
-        tracing::info!("callbacks go to {}", notifier.url());
+    /// A simulator that accepts `secret_key` and, with `webhooks`, sends
+    /// webhooks as it says.
+    pub fn new(
+        secret_key: SecretKey,
+        webhooks: Option<WebhookConfig>,
+    ) -> Result<Self, ClientError> {
+        let notifier = webhooks.map(Notifier::new).transpose()?;
+        if let Some(notifier) = &notifier {
+            tracing::info!("webhooks go to {}", notifier.url());
+        }
         Ok(Self {
-            notifier: Some(Arc::new(notifier)),
+            secret_key: Arc::new(secret_key),
+            notifier: notifier.map(Arc::new),
             ..Self::default()
         })
     }
 
-    /// Whether what is decided under `faults` is to be called back.
-    pub(crate) fn notifying(&self, faults: &Faults) -> bool {
-        self.notifier.is_some() && faults.callbacks
+    /// The one secret key callers must name.
+    pub(crate) fn secret_key(&self) -> &SecretKey {
+        &self.secret_key
     }
 
-    /// Delivers each callback from a task of its own.
-    pub(crate) fn send_callbacks(&self, callbacks: Vec<Callback>) {
+    /// Whether what is decided under `faults` owes a webhook.
+    pub(crate) fn notifying(&self, faults: &Faults) -> bool {
+        self.notifier.is_some() && faults.webhooks
+    }
+
+    /// Delivers each webhook from a task of its own.
+    pub(crate) fn send_webhooks(&self, webhooks: Vec<Webhook>) {
         let Some(notifier) = &self.notifier else {
             return;
         };
-        for callback in callbacks {
+        for webhook in webhooks {
             let notifier = Arc::clone(notifier);
             let state = self.clone();
-            tokio::spawn(async move { notifier.deliver(&state, callback).await });
+            tokio::spawn(async move { notifier.deliver(&state, webhook).await });
         }
     }
 
@@ -92,7 +115,7 @@ impl SimState {
 
     /// A copy of the fault settings in force.
     pub(crate) fn faults(&self) -> Faults {
-        *lock(&self.faults)
+        lock(&self.faults).clone()
     }
 
     pub(crate) fn set_faults(&self, faults: Faults) {

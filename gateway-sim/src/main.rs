@@ -24,10 +24,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     let config = Config::from_env()?;
-    let state = match config.callbacks {
-        Some(callbacks) => SimState::with_callbacks(callbacks)?,
-        None => SimState::default(),
-    };
+    let state = SimState::new(config.secret_key, config.webhooks)?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;

@@ -180,6 +180,7 @@ mod tests {
     fn approval(order_id: &str, amount: u64, approved_at: u64) -> Approval {
         Approval {
             order_id: order_id.to_owned(),
+            payment_key: format!("pk-{order_id}"),
             amount,
             approved_at,
             request_count: 1,
@@ -233,7 +234,7 @@ mod tests {
         let mut ledger = Ledger::default();
         for (order_id, decline) in [("o-approved", false), ("o-declined", true)] {
             let request = ConfirmRequest {
-                payment_key: "pk".into(),
+                payment_key: format!("pk-{order_id}"),
                 order_id: order_id.into(),
                 amount: 1000,
             };
@@ -242,6 +243,7 @@ mod tests {
                 idempotent: true,
                 decline,
                 notify: false,
+                amount_delta: 0,
             };
             ledger.process(received, MAY_1, processing);
         }

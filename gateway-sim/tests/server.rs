@@ -5,6 +5,9 @@
 use std::io;
 use std::time::{Duration, Instant};
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use gateway_sim::config::DEFAULT_SECRET_KEY;
 use gateway_sim::{serve, SimState};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
@@ -29,6 +32,13 @@ async fn start() -> Sim {
     Sim { base, stop, task }
 }
 
+fn authorization() -> String {
+    format!(
+        "Basic {}",
+        STANDARD.encode(format!("{DEFAULT_SECRET_KEY}:"))
+    )
+}
+
 /// A client of its own, so no connection is shared with another.
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -45,7 +55,8 @@ impl Sim {
     ) -> reqwest::Result<reqwest::Response> {
         client
             .post(format!("{}/v1/payments/confirm", self.base))
-            .json(&json!({ "paymentKey": "pk", "orderId": order_id, "amount": 1000 }))
+            .header("authorization", authorization())
+            .json(&json!({ "paymentKey": format!("pk-{order_id}"), "orderId": order_id, "amount": 1000 }))
             .send()
             .await
     }
@@ -53,6 +64,7 @@ impl Sim {
     async fn get(&self, path: &str) -> (u16, Value) {
         let response = client()
             .get(format!("{}{path}", self.base))
+            .header("authorization", authorization())
             .send()
             .await
             .expect("answered");
@@ -84,7 +96,7 @@ impl Sim {
 async fn refuse_connections_closes_the_port_then_listens_again() {
     let sim = start().await;
     let pooled = client();
-    let warm = sim.confirm(&pooled, "o-1").await.expect("answered");
+    let warm = sim.confirm(&pooled, "order-1").await.expect("answered");
     assert_eq!(warm.status(), 200);
 
     let started = Instant::now();
@@ -95,18 +107,18 @@ async fn refuse_connections_closes_the_port_then_listens_again() {
     assert_eq!(answer["durationMs"], 1500);
 
     let fresh = sim
-        .confirm(&client(), "o-2")
+        .confirm(&client(), "order-2")
         .await
         .expect_err("the port is closed");
     assert!(fresh.is_connect(), "{fresh:?}");
-    let reused = sim.confirm(&pooled, "o-3").await;
+    let reused = sim.confirm(&pooled, "order-3").await;
     assert!(
         reused.is_err(),
         "answered over a kept-alive connection: {reused:?}"
     );
 
     let reopened = loop {
-        match sim.confirm(&client(), "o-4").await {
+        match sim.confirm(&client(), "order-4").await {
             Ok(response) => break response,
             Err(err) => {
                 assert!(err.is_connect(), "{err:?}");
@@ -122,7 +134,7 @@ async fn refuse_connections_closes_the_port_then_listens_again() {
     assert_eq!(faults["durationMs"], Value::Null);
 
     let retried = sim
-        .confirm(&pooled, "o-3")
+        .confirm(&pooled, "order-3")
         .await
         .expect("the pooled client connects again");
     assert_eq!(retried.status(), 200);
@@ -136,7 +148,7 @@ async fn refuse_connections_closes_the_port_then_listens_again() {
         .collect();
     assert_eq!(
         received,
-        ["o-1", "o-4", "o-3"],
+        ["order-1", "order-4", "order-3"],
         "nothing got in while refusing"
     );
     sim.stop().await.expect("serve ends cleanly");
@@ -155,7 +167,7 @@ async fn hang_before_processing_drops_the_connection_without_an_answer() {
         .expect("client");
     let started = Instant::now();
     let err = sim
-        .confirm(&patient, "o-1")
+        .confirm(&patient, "order-1")
         .await
         .expect_err("no answer comes");
     assert!(started.elapsed() >= Duration::from_millis(300));
@@ -164,7 +176,7 @@ async fn hang_before_processing_drops_the_connection_without_an_answer() {
     let (_, ledger) = sim.get("/admin/ledger").await;
     assert_eq!(ledger["requestCount"], 1);
     assert_eq!(ledger["approvals"], json!([]));
-    let (status, _) = sim.get("/v1/payments/o-1").await;
+    let (status, _) = sim.get("/v1/payments/pk-order-1").await;
     assert_eq!(status, 404);
     sim.stop().await.expect("serve ends cleanly");
 }
@@ -177,13 +189,14 @@ async fn shutdown_does_not_wait_for_a_held_answer() {
     let held = tokio::spawn(
         client()
             .post(format!("{}/v1/payments/confirm", sim.base))
-            .json(&json!({ "paymentKey": "pk", "orderId": "o-1", "amount": 1000 }))
+            .header("authorization", authorization())
+            .json(&json!({ "paymentKey": "pk-1", "orderId": "order-1", "amount": 1000 }))
             .send(),
     );
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let (_, ledger) = sim.get("/admin/ledger").await;
-        if ledger["approvals"][0]["orderId"] == "o-1" {
+        if ledger["approvals"][0]["orderId"] == "order-1" {
             break;
         }
         assert!(Instant::now() < deadline, "never processed: {ledger}");

@@ -7,11 +7,13 @@
 //! - [`ports`]: loopback ports and sockets for them.
 //! - [`workerd`]: a Worker build under `workerd serve`.
 //! - [`postgres`]: a throwaway PostgreSQL server.
+//! - [`localstripe`]: a throwaway localstripe, the fake Stripe.
 //! - [`signed`]: requests to the origin signed as the edge signs them.
 //! - [`origin`]: the origin's operator commands.
 //! - [`eventually`]: waiting for a condition in another process.
 
 pub mod eventually;
+pub mod localstripe;
 pub mod origin;
 pub mod ports;
 pub mod postgres;

@@ -17,6 +17,8 @@ use serde_json::Value;
 const EDGE_SECRET: &str = "lab-edge-origin-secret-0123456789abcdef";
 const OPERATOR_TOKEN: &str = "lab-operator-token-0123456789abcdef";
 const KEKS: &str = "v1:ERERERERERERERERERERERERERERERERERERERERERE=";
+/// The simulator's default key, which the origin sends it: Toss's public test key.
+const TOSS_TEST_KEY: &str = "test_sk_zXLkKEypNArWmo50nX3lmeaxYG5R";
 
 /// How long a service may take to answer its health check after it starts.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -68,6 +70,8 @@ impl Stack {
             ),
             ("EDGE_SIGNING_SECRET", EDGE_SECRET.to_owned()),
             ("GATEWAY_URL", sim.clone()),
+            // The simulator's default key: Toss's public test key.
+            ("GATEWAY_SECRET_KEY", TOSS_TEST_KEY.to_owned()),
             ("OPERATOR_TOKEN", OPERATOR_TOKEN.to_owned()),
             ("ENCRYPTION_KEKS", KEKS.to_owned()),
             ("ENCRYPTION_CURRENT_KEK", "v1".to_owned()),

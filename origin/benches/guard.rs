@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use origin::gateway::GatewayAnswer;
+use origin::gateway::{Approval, GatewayAnswer};
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use origin::policy::breaker::BreakerConfig;
@@ -34,7 +34,14 @@ fn bench(c: &mut Criterion) {
         .build()
         .expect("a runtime");
     let _context = runtime.enter();
-    let approved = || async { GatewayAnswer::Approved { approved_at: 1 } };
+    let approved = || async {
+        GatewayAnswer::Approved(Approval {
+            order_id: "order-1".into(),
+            amount: 1,
+            currency: "KRW".into(),
+            approved_at: Some(1),
+        })
+    };
     let unlimited = Rate {
         limit: u32::MAX,
         window_ms: 1,

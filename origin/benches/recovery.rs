@@ -6,12 +6,14 @@
 
 #[path = "../tests/support/keys.rs"]
 mod keys;
+#[path = "../tests/support/toss.rs"]
+mod toss;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
-use origin::gateway::GatewayClient;
+
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use origin::policy::recovery::RecoveryConfig;
@@ -73,7 +75,7 @@ async fn measure(name: &str, url: &str, gateway: &str) {
     let metrics = Arc::new(Metrics::default());
     let recovery = Recovery::new(
         store,
-        GatewayClient::new(gateway).expect("a client"),
+        toss::adapter(gateway),
         GatewayGuard::new(
             "recover",
             GuardConfig {
@@ -104,6 +106,7 @@ async fn unknown_payment(store: &dyn Store, n: usize) {
             payment_key: "pk".into(),
             amount: 5000,
             event_id: None,
+            confirm_key: "ck-test".into(),
             now_ms: 0,
         })
         .await

@@ -102,15 +102,14 @@ impl OriginConfig {
                 problem: format!("must be at least {MIN_SECRET_LEN} characters"),
             });
         }
-        let gateway = GatewayConfig::from_lookup(&get)
+        let gateway = GatewayConfig::from_lookup(get)
             .map_err(|(name, problem)| ConfigError::Invalid { name, problem })?;
-        let webhook_lookup_rate = parse_rate(
-            &get("GATEWAY_WEBHOOK_LOOKUP_RATE").unwrap_or_else(|| "20/1s".into()),
-        )
-        .map_err(|problem| ConfigError::Invalid {
-            name: "GATEWAY_WEBHOOK_LOOKUP_RATE",
-            problem,
-        })?;
+        let webhook_lookup_rate =
+            parse_rate(&get("GATEWAY_WEBHOOK_LOOKUP_RATE").unwrap_or_else(|| "20/1s".into()))
+                .map_err(|problem| ConfigError::Invalid {
+                    name: "GATEWAY_WEBHOOK_LOOKUP_RATE",
+                    problem,
+                })?;
         let operator_token = get("OPERATOR_TOKEN");
         if operator_token
             .as_ref()

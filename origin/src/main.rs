@@ -154,9 +154,7 @@ async fn recover(once: bool) -> anyhow::Result<()> {
     .await?;
     let metrics = std::sync::Arc::new(origin::metrics::Metrics::default());
     let gateway = origin::gateway::open(&config.gateway)?;
-    let recovery = std::sync::Arc::new(origin::server::recovery(
-        &config, gateway, store, metrics,
-    )?);
+    let recovery = std::sync::Arc::new(origin::server::recovery(&config, gateway, store, metrics)?);
     if once {
         let report = recovery.run_cycle().await;
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -10,13 +10,13 @@ use tokio::sync::watch;
 
 use crate::config::OriginConfig;
 use crate::edge_signature::{purge_stale_nonces, EdgeVerifier};
+use crate::gateway::{self, Gateway};
 use crate::guard::{GatewayGuard, GuardConfig, APPROVE_GUARD, RECOVER_GUARD};
 use crate::idempotency;
 use crate::metrics::Metrics;
 use crate::operator_auth::OperatorGate;
 use crate::overload::Capacity;
 use crate::policy::breaker::BreakerConfig;
-use crate::gateway::{self, Gateway};
 use crate::recovery::hints::{self, Hints};
 use crate::recovery::Recovery;
 use crate::routes::{admin_app, app, metrics_app};

@@ -65,7 +65,9 @@ impl Passwords {
 /// What `origin user add` did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum UserAdded {
-    Created { id: String },
+    Created {
+        id: String,
+    },
     PasswordReplaced,
     /// The user exists and already has this password: nothing was changed, so the
     /// sessions begun with it stand.

@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use support::{stub_gateway, Origin, OPERATOR_TOKEN};
 
 fn order(order_id: &str) -> String {
-    json!({ "orderId": order_id, "paymentKey": "pk-1", "amount": 5000 }).to_string()
+    json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 5000 })
+        .to_string()
 }
 
 async fn set(origin: &Origin, body: &str) -> (StatusCode, Value) {
@@ -53,7 +54,7 @@ async fn forced_open_refuses_disabled_lets_through_and_auto_starts_afresh() {
         control["by"].is_string() && control["atMs"].is_i64(),
         "{control}"
     );
-    let (status, payment) = confirm(&origin, "o-forced").await;
+    let (status, payment) = confirm(&origin, "order-forced").await;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(payment["failureReason"], "CIRCUIT_OPEN");
     let metrics = origin.metrics_text().await;
@@ -68,7 +69,7 @@ async fn forced_open_refuses_disabled_lets_through_and_auto_starts_afresh() {
     )
     .await;
     for n in 0..15 {
-        let (_, payment) = confirm(&origin, &format!("o-disabled-{n}")).await;
+        let (_, payment) = confirm(&origin, &format!("order-disabled-{n}")).await;
         assert_eq!(payment["status"], "UNKNOWN", "sent every time: {payment}");
     }
     let (_, guard) = set(&origin, r#"{"state":"AUTO","reason":"back to normal"}"#).await;

@@ -61,6 +61,7 @@ fn payment(n: usize) -> NewPayment {
         payment_key: format!("pk-secret-{n:04}"),
         amount: 1_000,
         event_id: None,
+        confirm_key: "ck-test".into(),
         now_ms: 1_000,
     }
 }

@@ -36,7 +36,7 @@ fn signed_headers(method: &str, path: &str, key: &str, body: &[u8]) -> reqwest::
 }
 
 async fn confirm(http: &reqwest::Client, origin: &str, order: &str) -> reqwest::Response {
-    let body = format!(r#"{{"orderId":"{order}","paymentKey":"pk","amount":1000}}"#);
+    let body = format!(r#"{{"orderId":"{order}","paymentKey":"pk-{order}","amount":1000}}"#);
     http.post(format!("{origin}/payments/confirm"))
         .headers(signed_headers(
             "POST",
@@ -84,17 +84,19 @@ async fn metric(http: &reqwest::Client, metrics: &str, name: &str) -> f64 {
 async fn a_closed_log_pipe_stops_neither_payments_nor_recovery() {
     let gateway = support::simulator().await;
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let (api, metrics) = (free_port(), free_port());
+    let (api, metrics, admin) = (free_port(), free_port(), free_port());
     let mut child = Command::new(env!("CARGO_BIN_EXE_origin"))
         .arg("serve")
         .env("ORIGIN_LISTEN", format!("127.0.0.1:{api}"))
         .env("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics}"))
+        .env("ORIGIN_ADMIN_LISTEN", format!("127.0.0.1:{admin}"))
         .env(
             "DATABASE_URL",
             format!("sqlite://{}", dir.path().join("origin.sqlite3").display()),
         )
         .env("EDGE_SIGNING_SECRET", SECRET)
         .env("GATEWAY_URL", &gateway)
+        .env("GATEWAY_SECRET_KEY", support::toss::TEST_KEY)
         .env(
             "ENCRYPTION_KEKS",
             "v1:ERERERERERERERERERERERERERERERERERERERERERE=",

@@ -11,29 +11,30 @@ use support::{signed, simulator, stub_gateway, Origin, OPERATOR_TOKEN};
 use tower::ServiceExt as _;
 
 fn order(order_id: &str) -> String {
-    json!({ "orderId": order_id, "paymentKey": "pk-1", "amount": 5000 }).to_string()
+    json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 5000 })
+        .to_string()
 }
 
 #[tokio::test]
 async fn an_approved_confirm_is_201_and_stored() {
     let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
-    let (status, payment) = origin.confirm(&order("o-1")).await;
+    let (status, payment) = origin.confirm(&order("order-1")).await;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(payment["status"], "APPROVED");
     assert!(payment["approvedAt"].is_i64());
-    assert_eq!(origin.read("o-1").await, (StatusCode::OK, payment));
+    assert_eq!(origin.read("order-1").await, (StatusCode::OK, payment));
 }
 
 #[tokio::test]
 async fn a_declined_confirm_is_201_failed_with_the_reason() {
     let gateway = stub_gateway(
-        StatusCode::OK,
-        json!({"orderId": "o-1", "status": "DECLINED"}),
+        StatusCode::FORBIDDEN,
+        json!({"code": "REJECT_CARD_PAYMENT", "message": "한도초과 혹은 잔액부족"}),
         Duration::ZERO,
     )
     .await;
     let origin = Origin::with_gateway(&gateway, Duration::from_secs(3)).await;
-    let (status, payment) = origin.confirm(&order("o-1")).await;
+    let (status, payment) = origin.confirm(&order("order-1")).await;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(
         (
@@ -48,17 +49,17 @@ async fn a_declined_confirm_is_201_failed_with_the_reason() {
 async fn a_gateway_that_times_out_leaves_the_payment_unknown() {
     let gateway = stub_gateway(StatusCode::OK, json!({}), Duration::from_secs(5)).await;
     let origin = Origin::with_gateway(&gateway, Duration::from_millis(200)).await;
-    let (status, payment) = origin.confirm(&order("o-1")).await;
+    let (status, payment) = origin.confirm(&order("order-1")).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     assert_eq!(payment["status"], "UNKNOWN");
-    assert_eq!(origin.read("o-1").await.1["status"], "UNKNOWN");
+    assert_eq!(origin.read("order-1").await.1["status"], "UNKNOWN");
 }
 
 #[tokio::test]
 async fn a_gateway_5xx_leaves_the_payment_unknown() {
     let gateway = stub_gateway(StatusCode::INTERNAL_SERVER_ERROR, json!({}), Duration::ZERO).await;
     let origin = Origin::with_gateway(&gateway, Duration::from_secs(3)).await;
-    let (status, payment) = origin.confirm(&order("o-1")).await;
+    let (status, payment) = origin.confirm(&order("order-1")).await;
     assert_eq!(
         (status, payment["status"].as_str()),
         (StatusCode::ACCEPTED, Some("UNKNOWN"))
@@ -72,7 +73,7 @@ async fn a_gateway_that_cannot_be_reached_fails_the_payment_as_not_sent() {
         format!("http://{}", listener.local_addr().unwrap())
     };
     let origin = Origin::with_gateway(&closed, Duration::from_secs(3)).await;
-    let (status, payment) = origin.confirm(&order("o-1")).await;
+    let (status, payment) = origin.confirm(&order("order-1")).await;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(payment["failureReason"], "GATEWAY_UNREACHABLE");
 }
@@ -81,18 +82,21 @@ async fn a_gateway_that_cannot_be_reached_fails_the_payment_as_not_sent() {
 async fn bad_input_is_400_and_nothing_is_stored() {
     let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
     let oversized = format!(
-        r#"{{"orderId":"o-1","paymentKey":"k","amount":1,"pad":"{}"}}"#,
+        r#"{{"orderId":"order-1","paymentKey":"k","amount":1,"pad":"{}"}}"#,
         "x".repeat(20_000)
     );
     let cases = [
         ("{", "INVALID_REQUEST"),
-        (r#"{"orderId":"o-1","paymentKey":"k"}"#, "INVALID_REQUEST"),
         (
-            r#"{"orderId":"o-1","paymentKey":"k","amount":-1}"#,
+            r#"{"orderId":"order-1","paymentKey":"k"}"#,
             "INVALID_REQUEST",
         ),
         (
-            r#"{"orderId":"o-1","paymentKey":"k","amount":true}"#,
+            r#"{"orderId":"order-1","paymentKey":"k","amount":-1}"#,
+            "INVALID_REQUEST",
+        ),
+        (
+            r#"{"orderId":"order-1","paymentKey":"k","amount":true}"#,
             "INVALID_REQUEST",
         ),
         (oversized.as_str(), "BODY_TOO_LARGE"),
@@ -106,20 +110,20 @@ async fn bad_input_is_400_and_nothing_is_stored() {
         );
     }
     let (status, error) = origin
-        .send(signed("POST", "/payments/confirm", None, &order("o-1")))
+        .send(signed("POST", "/payments/confirm", None, &order("order-1")))
         .await;
     assert_eq!(
         (status, error["code"].as_str()),
         (StatusCode::BAD_REQUEST, Some("IDEMPOTENCY_KEY_REQUIRED"))
     );
-    assert_eq!(origin.read("o-1").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(origin.read("order-1").await.0, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
 async fn unsigned_requests_and_unknown_routes_get_json_errors() {
     let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
     let unsigned = Request::post("/payments/confirm")
-        .body(Body::from(order("o-1")))
+        .body(Body::from(order("order-1")))
         .unwrap();
     let (status, error) = origin.send(unsigned).await;
     assert_eq!(
@@ -149,7 +153,7 @@ async fn unsigned_requests_and_unknown_routes_get_json_errors() {
 #[tokio::test]
 async fn the_metrics_listener_counts_settled_payments() {
     let origin = Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await;
-    origin.confirm(&order("o-1")).await;
+    origin.confirm(&order("order-1")).await;
     let text = origin.metrics_text().await;
     assert!(
         text.contains(r#"origin_payments_total{status="APPROVED"} 1"#),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use origin::clock::now_ms;
-use origin::gateway::GatewayClient;
+
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use origin::policy::recovery::RecoveryConfig;
@@ -34,7 +34,7 @@ fn recovery(store: Arc<dyn Store>, gateway: &str) -> Recovery {
     };
     Recovery::new(
         store,
-        GatewayClient::new(gateway).expect("a gateway client"),
+        support::toss::adapter(gateway),
         GatewayGuard::new("recover", guard, metrics.clone()),
         metrics,
         RecoveryConfig {
@@ -65,11 +65,12 @@ async fn a_page_longer_than_a_lease_is_renewed_and_never_asked_about_twice() {
     for n in 0..PAYMENTS {
         let payment = store
             .insert_pending(NewPayment {
-                order_id: format!("o-{n}"),
+                order_id: format!("order-{n}"),
                 user_id: "user-1".into(),
                 payment_key: format!("pk-{n}"),
                 amount: 1_000,
                 event_id: None,
+                confirm_key: "ck-test".into(),
                 now_ms: created,
             })
             .await

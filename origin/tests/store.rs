@@ -100,6 +100,7 @@ fn new_payment(order_id: &str) -> NewPayment {
         payment_key: "pk".into(),
         amount: 1000,
         event_id: None,
+        confirm_key: "ck-test".into(),
         now_ms: 1_000,
     }
 }

@@ -6,7 +6,6 @@
 //! both sides of a contract run the same code.
 //!
 //! - [`signing`] — the canonical string and HMAC signature of edge → origin requests.
-//! - [`callback`] — the signed gateway → origin callback: its body, signature and check.
 //! - [`confirm`] — the payment confirm request: parsing and validation of outside input.
 //! - [`credentials`] — the login request: username and password, validated.
 //! - [`expiring`] — a bounded map whose entries expire: what an isolate may remember.
@@ -18,7 +17,6 @@
 //! - [`sliding_window`] — the exact sliding-window rate limit.
 //! - [`token`] — access-token verification against the configured keys.
 
-pub mod callback;
 pub mod confirm;
 pub mod credentials;
 pub mod csp;

@@ -39,8 +39,8 @@ pub const OPERATOR_TOKEN: &str = "e2e-operator-token-0123456789abcdef";
 /// changes it with [`System::set_origin_env`]).
 pub const ENCRYPTION_KEKS: &str = "v1:ERERERERERERERERERERERERERERERERERERERERERE=,\
                                    v2:IiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiI=";
-/// The key the simulator signs its callbacks with, in tests.
-pub const CALLBACK_SECRET: &str = "e2e-gateway-callback-secret-0123456789";
+/// The Toss secret key of the tests: the simulator takes it, the origin sends it.
+pub const GATEWAY_SECRET_KEY: &str = "test_sk_e2e_0123456789abcdef";
 
 const READY_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -88,8 +88,8 @@ struct Parts<'a> {
     edge: Option<&'a EdgeSetup>,
     edge_runtime: EdgeRuntime,
     origin_vars: &'a [(&'static str, &'a str)],
-    /// The simulator calls the origin back.
-    callbacks: bool,
+    /// The simulator sends the origin Toss's webhooks.
+    webhooks: bool,
     /// Two origin instances sharing one PostgreSQL database.
     postgres: bool,
 }
@@ -146,11 +146,11 @@ impl System {
         .await
     }
 
-    /// [`System::backend`], with the simulator calling the origin back.
-    pub async fn backend_with_callbacks(origin_vars: &[(&'static str, &str)]) -> System {
+    /// [`System::backend`], with the simulator sending the origin Toss's webhooks.
+    pub async fn backend_with_webhooks(origin_vars: &[(&'static str, &str)]) -> System {
         System::start_parts(Parts {
             origin_vars,
-            callbacks: true,
+            webhooks: true,
             ..Parts::default()
         })
         .await
@@ -183,7 +183,7 @@ impl System {
             edge: edge_setup,
             edge_runtime,
             origin_vars,
-            callbacks,
+            webhooks,
             postgres,
         } = parts;
         let dir = tempfile::tempdir().expect("a temporary folder");
@@ -221,9 +221,12 @@ impl System {
 
         let mut sim = Command::new(binary("gateway-sim"));
         sim.env("GATEWAY_SIM_LISTEN", format!("127.0.0.1:{gateway_port}"))
-            .env("GATEWAY_CALLBACK_SECRET", CALLBACK_SECRET);
-        if callbacks {
-            sim.env("GATEWAY_CALLBACK_URL", format!("{origin}/gateway/callback"));
+            .env("GATEWAY_SECRET_KEY", GATEWAY_SECRET_KEY);
+        if webhooks {
+            sim.env(
+                "GATEWAY_WEBHOOK_URL",
+                format!("{origin}/gateway/webhooks/toss"),
+            );
         }
         system.spawn("gateway-sim", sim);
 
@@ -235,7 +238,7 @@ impl System {
             ("EDGE_SIGNING_SECRET", EDGE_SECRET.to_owned()),
             ("GATEWAY_URL", gateway.clone()),
             ("OPERATOR_TOKEN", OPERATOR_TOKEN.to_owned()),
-            ("GATEWAY_CALLBACK_SECRET", CALLBACK_SECRET.to_owned()),
+            ("GATEWAY_SECRET_KEY", GATEWAY_SECRET_KEY.to_owned()),
             ("ENCRYPTION_KEKS", ENCRYPTION_KEKS.to_owned()),
             ("ENCRYPTION_CURRENT_KEK", "v1".to_owned()),
             // The edge is there once started: the origin hands the drops' rooms to it.

@@ -28,7 +28,7 @@ pub async fn confirm(
     order_id: &str,
     event: Option<&str>,
 ) -> reqwest::Response {
-    let mut body = serde_json::json!({ "orderId": order_id, "paymentKey": "pk", "amount": 1000 });
+    let mut body = serde_json::json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 1000 });
     if let Some(event) = event {
         body["eventId"] = serde_json::json!(event);
     }

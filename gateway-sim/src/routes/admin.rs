@@ -7,6 +7,7 @@ use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
 
+use crate::codes;
 use crate::error::ApiError;
 use crate::faults::{FaultMode, Faults, MAX_HOLD_MS};
 use crate::ledger::LedgerSnapshot;
@@ -25,9 +26,11 @@ pub(super) struct FaultsBody {
     max_per_second: Option<i64>,
     idempotent: Option<bool>,
     duration_ms: Option<i64>,
-    callbacks: Option<bool>,
+    webhooks: Option<bool>,
     pending_visible: Option<bool>,
     status_delay_ms: Option<i64>,
+    test_code: Option<String>,
+    approved_amount_delta: Option<i64>,
 }
 
 impl TryFrom<FaultsBody> for Faults {
@@ -72,6 +75,15 @@ impl TryFrom<FaultsBody> for Faults {
                 ))
             }
         };
+        if let Some(code) = body
+            .test_code
+            .as_deref()
+            .filter(|code| !codes::is_code_shaped(code))
+        {
+            return Err(ApiError::InvalidFaults(format!(
+                "testCode must be a Toss error code (A-Z, 0-9 and _, at most 64), got {code:?}"
+            )));
+        }
         Ok(Self {
             mode: body.mode,
             delay_ms: body
@@ -84,13 +96,17 @@ impl TryFrom<FaultsBody> for Faults {
             max_per_second,
             idempotent: body.idempotent.unwrap_or(defaults.idempotent),
             duration_ms,
-            callbacks: body.callbacks.unwrap_or(defaults.callbacks),
+            webhooks: body.webhooks.unwrap_or(defaults.webhooks),
             pending_visible: body.pending_visible.unwrap_or(defaults.pending_visible),
             status_delay_ms: body
                 .status_delay_ms
                 .map_or(Ok(defaults.status_delay_ms), |delay| {
                     millis("statusDelayMs", delay, 0)
                 })?,
+            test_code: body.test_code,
+            approved_amount_delta: body
+                .approved_amount_delta
+                .unwrap_or(defaults.approved_amount_delta),
         })
     }
 }
@@ -125,10 +141,10 @@ pub(super) async fn set_faults(
     match faults.refusal() {
         Some(duration) => state
             .server()
-            .refuse(faults, duration)
+            .refuse(faults.clone(), duration)
             .await
             .map_err(|_| ApiError::RefusalUnavailable)?,
-        None => state.set_faults(faults),
+        None => state.set_faults(faults.clone()),
     }
     tracing::info!(?faults, "fault settings replaced");
     Ok(Json(faults))

@@ -339,7 +339,8 @@ fn confirm(
     move |i: u64| {
         static ORDERS: AtomicU64 = AtomicU64::new(0);
         let order = format!("cost-{}", ORDERS.fetch_add(1, Ordering::Relaxed));
-        let mut body = json!({"orderId": order, "paymentKey": "pk", "amount": 1000});
+        let mut body =
+            json!({"orderId": order, "paymentKey": format!("pk-{order}"), "amount": 1000});
         if let Some(event) = event {
             body["eventId"] = Value::from(event);
         }

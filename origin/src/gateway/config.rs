@@ -85,7 +85,10 @@ impl GatewayConfig {
     pub fn from_lookup(
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, (&'static str, String)> {
-        let provider = match get("GATEWAY_PROVIDER").as_deref().map(str::to_ascii_lowercase) {
+        let provider = match get("GATEWAY_PROVIDER")
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+        {
             None => Provider::Toss,
             Some(name) if name == "toss" => Provider::Toss,
             Some(name) if name == "stripe" => Provider::Stripe,
@@ -186,11 +189,17 @@ mod tests {
             (&[], "GATEWAY_SECRET_KEY"),
             (&[("GATEWAY_SECRET_KEY", "sk_test_x")], "GATEWAY_SECRET_KEY"),
             (
-                &[("GATEWAY_PROVIDER", "stripe"), ("GATEWAY_SECRET_KEY", "test_sk_x")],
+                &[
+                    ("GATEWAY_PROVIDER", "stripe"),
+                    ("GATEWAY_SECRET_KEY", "test_sk_x"),
+                ],
                 "GATEWAY_SECRET_KEY",
             ),
             (
-                &[("GATEWAY_SECRET_KEY", "test_sk_x"), ("GATEWAY_URL", "ftp://pg")],
+                &[
+                    ("GATEWAY_SECRET_KEY", "test_sk_x"),
+                    ("GATEWAY_URL", "ftp://pg"),
+                ],
                 "GATEWAY_URL",
             ),
             (
@@ -201,7 +210,10 @@ mod tests {
                 "GATEWAY_WEBHOOK_SECRET",
             ),
             (
-                &[("GATEWAY_SECRET_KEY", "test_sk_x"), ("GATEWAY_CURRENCY", "WON!")],
+                &[
+                    ("GATEWAY_SECRET_KEY", "test_sk_x"),
+                    ("GATEWAY_CURRENCY", "WON!"),
+                ],
                 "GATEWAY_CURRENCY",
             ),
         ];
@@ -212,7 +224,11 @@ mod tests {
 
     #[test]
     fn a_live_key_is_never_sent_over_plain_http() {
-        for (provider, key) in [("toss", "live_sk_x"), ("toss", "live_gsk_x"), ("stripe", "sk_live_x")] {
+        for (provider, key) in [
+            ("toss", "live_sk_x"),
+            ("toss", "live_gsk_x"),
+            ("stripe", "sk_live_x"),
+        ] {
             let refused = config(&[
                 ("GATEWAY_PROVIDER", provider),
                 ("GATEWAY_SECRET_KEY", key),

@@ -22,7 +22,7 @@ pub fn client() -> reqwest::Result<reqwest::Client> {
 #[derive(Debug)]
 pub enum Sent {
     /// No connection was made: the PG never saw the request.
-    NotSent(String),
+    Unconnected(String),
     /// It left, and no whole answer came back: it may have been processed.
     NoAnswer(String),
     /// The status and the body, read whole.
@@ -33,7 +33,7 @@ pub enum Sent {
 pub async fn send(request: reqwest::RequestBuilder) -> Sent {
     let mut response = match request.send().await {
         Ok(response) => response,
-        Err(err) if err.is_connect() => return Sent::NotSent(describe(&err)),
+        Err(err) if err.is_connect() => return Sent::Unconnected(describe(&err)),
         Err(err) => return Sent::NoAnswer(describe(&err)),
     };
     let status = response.status().as_u16();

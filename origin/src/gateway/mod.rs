@@ -12,6 +12,7 @@
 
 mod config;
 mod http;
+pub mod stripe;
 pub mod toss;
 
 use std::sync::Arc;
@@ -106,7 +107,7 @@ pub trait Gateway: Send + Sync {
 pub fn open(config: &GatewayConfig) -> anyhow::Result<Arc<dyn Gateway>> {
     Ok(match config.provider {
         Provider::Toss => Arc::new(toss::Toss::new(config)?),
-        Provider::Stripe => anyhow::bail!("stripe: not wired yet"),
+        Provider::Stripe => Arc::new(stripe::Stripe::new(config)?),
     })
 }
 

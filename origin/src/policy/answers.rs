@@ -41,8 +41,7 @@ impl Approval {
                 self.amount, self.currency, expected.amount, expected.currency
             ));
         }
-        (!differences.is_empty())
-            .then(|| format!("the PG approved {}", differences.join("; ")))
+        (!differences.is_empty()).then(|| format!("the PG approved {}", differences.join("; ")))
     }
 }
 
@@ -51,18 +50,27 @@ impl Approval {
 pub enum GatewayAnswer {
     Approved(Approval),
     /// The card, its issuer or a limit refused the charge: the customer's decline.
-    Declined { code: String },
+    Declined {
+        code: String,
+    },
     /// The PG refused our request before processing it — our configuration or our
     /// input — so nobody was charged. An operator's alert, never a customer's decline.
-    Rejected { status: u16, code: String },
+    Rejected {
+        status: u16,
+        code: String,
+    },
     /// The PG refused it for our rate (Toss's `FORBIDDEN_CONSECUTIVE_REQUEST`, Stripe's
     /// 429) before processing it: nobody was charged, and the PG is telling us to slow
     /// down, which counts against its health.
-    Throttled { code: String },
+    Throttled {
+        code: String,
+    },
     /// The request never reached the PG.
     NotSent,
     /// The request may have reached the PG; only asking it later can tell.
-    Unknown { cause: String },
+    Unknown {
+        cause: String,
+    },
 }
 
 /// What a confirm came back with: the answer, and the PG's id for the payment when the
@@ -105,7 +113,9 @@ pub enum GatewayStatus {
     Pending,
     /// No answer: the PG is away, slow, said something we cannot read, or the recovery
     /// guard refused to ask.
-    Unavailable { cause: String },
+    Unavailable {
+        cause: String,
+    },
 }
 
 #[cfg(test)]

@@ -24,9 +24,7 @@ use crate::guard::Refusal;
 use crate::idempotency::{self, Answer};
 use crate::state::AppState;
 use crate::store::transient::retry_transient;
-use crate::store::{
-    Claimed, GatewayKeys, NewPayment, Outcome, Payment, PaymentStatus, StoreError,
-};
+use crate::store::{Claimed, GatewayKeys, NewPayment, Outcome, Payment, PaymentStatus, StoreError};
 
 /// How many payments `GET /payments` lists.
 const RECENT_LIMIT: u32 = 50;
@@ -204,7 +202,9 @@ async fn settle_payment(
             }
             match &answer {
                 GatewayAnswer::Rejected { .. } => state.metrics.gateway_needs_operator("not_sent"),
-                GatewayAnswer::Throttled { .. } => state.metrics.gateway_needs_operator("throttled"),
+                GatewayAnswer::Throttled { .. } => {
+                    state.metrics.gateway_needs_operator("throttled")
+                }
                 _ => {}
             }
             let outcome = outcome_of(&answer, gateway::expected(&order, state.gateway.currency()));

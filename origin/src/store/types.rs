@@ -168,12 +168,18 @@ pub struct Slot {
 /// What TX 2 records: the settled status of a pending payment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    Approved { approved_at: i64 },
-    Failed { reason: String },
+    Approved {
+        approved_at: i64,
+    },
+    Failed {
+        reason: String,
+    },
     Unknown,
     /// UNKNOWN, and kept for an operator: the PG approved something other than the order
     /// (another amount, currency or order id).
-    Flagged { flag: String },
+    Flagged {
+        flag: String,
+    },
 }
 
 /// A limited-stock event, as an operator sets it.

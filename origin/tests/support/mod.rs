@@ -5,6 +5,7 @@
 
 pub mod keys;
 pub mod settlement;
+pub mod toss;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,6 @@ use axum::routing::post;
 use axum::Router;
 use origin::clock::now_ms;
 use origin::edge_signature::EdgeVerifier;
-use origin::gateway::GatewayClient;
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use origin::operator_auth::OperatorGate;
@@ -72,9 +72,11 @@ impl Origin {
                 .await
                 .unwrap(),
         );
+        let gateway = toss::adapter(gateway_url);
+        let (webhooks, _hints) = origin::recovery::hints::Hints::new();
         let state = AppState {
             store: store.clone(),
-            gateway: GatewayClient::new(gateway_url).unwrap(),
+            gateway: gateway.clone(),
             guard: Arc::new(GatewayGuard::new("approve", guard, metrics.clone())),
             edge: Arc::new(EdgeVerifier::new(SECRET.to_vec())),
             metrics: metrics.clone(),
@@ -84,12 +86,12 @@ impl Origin {
             login_capacity: Capacity::new(logins),
             recovery: Arc::new(Recovery::new(
                 store.clone(),
-                GatewayClient::new(gateway_url).unwrap(),
+                gateway,
                 GatewayGuard::new("recover", guard, metrics.clone()),
                 metrics.clone(),
                 RecoveryConfig::for_gateway_timeout(guard.timeout),
             )),
-            callback_secret: None,
+            webhooks,
             edge_calls: None,
         };
         Self {

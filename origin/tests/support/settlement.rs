@@ -34,6 +34,7 @@ pub async fn approve(origin: &Origin, order_id: &str, amount: i64, approved_at: 
             payment_key: format!("pk-{order_id}"),
             amount,
             event_id: None,
+            confirm_key: "ck-test".into(),
             now_ms: approved_at - 1_000,
         })
         .await

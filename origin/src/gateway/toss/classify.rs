@@ -47,7 +47,9 @@ impl Payment {
             None => None,
             Some(at) => Some(
                 chrono::DateTime::parse_from_rfc3339(at)
-                    .map_err(|err| format!("approvedAt {at:?} is not a time with an offset: {err}"))?
+                    .map_err(|err| {
+                        format!("approvedAt {at:?} is not a time with an offset: {err}")
+                    })?
                     .timestamp_millis(),
             ),
         };

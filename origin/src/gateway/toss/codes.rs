@@ -132,7 +132,10 @@ mod tests {
     #[test]
     fn no_code_is_in_two_confirm_classes() {
         for code in DECLINED {
-            assert!(!NOT_SENT.contains(code) && !UNKNOWN.contains(code), "{code}");
+            assert!(
+                !NOT_SENT.contains(code) && !UNKNOWN.contains(code),
+                "{code}"
+            );
         }
         for code in NOT_SENT {
             assert!(!UNKNOWN.contains(code), "{code}");
@@ -145,13 +148,51 @@ mod tests {
         }
     }
 
+    /// `docs/design/gateways.md`'s table says of every confirm code what these lists say.
+    #[test]
+    fn the_design_page_s_table_is_these_lists() {
+        let page = include_str!("../../../../docs/design/gateways.md");
+        let table = page
+            .split("### Every code Toss publishes")
+            .nth(1)
+            .and_then(|rest| rest.split("\n#").next())
+            .expect("the table's section");
+        let mut rows = std::collections::BTreeMap::new();
+        for line in table.lines().filter(|line| line.starts_with("| `")) {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let code = cells[1].trim_matches('`');
+            rows.insert(code.to_owned(), cells[3].to_owned());
+        }
+        let lists = [
+            (DECLINED, "declined"),
+            (NOT_SENT, "not sent"),
+            (UNKNOWN, "unknown"),
+        ];
+        for (list, class) in lists {
+            for code in list {
+                let row = rows
+                    .get(*code)
+                    .unwrap_or_else(|| panic!("{code} has no row"));
+                assert!(row.starts_with(class), "{code}: {row}, not {class}");
+            }
+        }
+        let listed: usize = lists.iter().map(|(list, _)| list.len()).sum();
+        assert_eq!(rows.len(), listed, "every row is in a list");
+    }
+
     #[test]
     fn every_5xx_and_every_code_in_no_list_is_unknown() {
         assert_eq!(confirm_class(500, "REJECT_CARD_PAYMENT"), Class::Unknown);
         assert_eq!(confirm_class(503, "INVALID_REQUEST"), Class::Unknown);
-        assert_eq!(confirm_class(400, "A_CODE_TOSS_ADDS_NEXT_YEAR"), Class::Unknown);
+        assert_eq!(
+            confirm_class(400, "A_CODE_TOSS_ADDS_NEXT_YEAR"),
+            Class::Unknown
+        );
         assert_eq!(confirm_class(400, ""), Class::Unknown);
-        assert_eq!(confirm_class(400, "ALREADY_PROCESSED_PAYMENT"), Class::Unknown);
+        assert_eq!(
+            confirm_class(400, "ALREADY_PROCESSED_PAYMENT"),
+            Class::Unknown
+        );
         assert_eq!(confirm_class(400, "PROVIDER_ERROR"), Class::Unknown);
         assert_eq!(
             confirm_class(409, "IDEMPOTENT_REQUEST_PROCESSING"),

@@ -23,7 +23,9 @@ use super::{
     Provider, WebhookRefusal,
 };
 
-pub use codes::{Class, CANCELLED_BEFORE, CANCEL_LATER, CANCEL_REFUSED, DECLINED, NOT_SENT, UNKNOWN};
+pub use codes::{
+    Class, CANCELLED_BEFORE, CANCEL_LATER, CANCEL_REFUSED, DECLINED, NOT_SENT, UNKNOWN,
+};
 
 pub struct Toss {
     http: reqwest::Client,
@@ -74,9 +76,11 @@ impl Gateway for Toss {
             "orderId": order.order_id,
             "amount": order.amount,
         });
-        let request = self.post("/v1/payments/confirm", order.confirm_key).json(&body);
+        let request = self
+            .post("/v1/payments/confirm", order.confirm_key)
+            .json(&body);
         let answer = match http::send(request).await {
-            Sent::NotSent(_) => GatewayAnswer::NotSent,
+            Sent::Unconnected(_) => GatewayAnswer::NotSent,
             Sent::NoAnswer(cause) => GatewayAnswer::Unknown { cause },
             Sent::Answered { status, body } => classify::confirm(status, &body),
         };
@@ -85,7 +89,11 @@ impl Gateway for Toss {
                 tracing::error!(order_id = order.order_id, status, code, "Toss refused our confirm unprocessed: nobody was charged; check the configuration");
             }
             GatewayAnswer::Unknown { cause } => {
-                tracing::warn!(order_id = order.order_id, cause, "Toss's answer to a confirm is unknown; it will be looked up");
+                tracing::warn!(
+                    order_id = order.order_id,
+                    cause,
+                    "Toss's answer to a confirm is unknown; it will be looked up"
+                );
             }
             _ => {}
         }
@@ -103,7 +111,9 @@ impl Gateway for Toss {
             .get(format!("{}/v1/payments/orders/{segment}", self.base_url))
             .header("authorization", &self.authorization);
         match http::send(request).await {
-            Sent::NotSent(cause) | Sent::NoAnswer(cause) => GatewayStatus::Unavailable { cause },
+            Sent::Unconnected(cause) | Sent::NoAnswer(cause) => {
+                GatewayStatus::Unavailable { cause }
+            }
             Sent::Answered { status, body } => classify::look_up(status, &body),
         }
     }
@@ -115,10 +125,13 @@ impl Gateway for Toss {
             };
         };
         let request = self
-            .post(&format!("/v1/payments/{segment}/cancel"), &order.cancel_key())
+            .post(
+                &format!("/v1/payments/{segment}/cancel"),
+                &order.cancel_key(),
+            )
             .json(&json!({ "cancelReason": reason }));
         match http::send(request).await {
-            Sent::NotSent(cause) | Sent::NoAnswer(cause) => CancelAnswer::Unavailable { cause },
+            Sent::Unconnected(cause) | Sent::NoAnswer(cause) => CancelAnswer::Unavailable { cause },
             Sent::Answered { status, body } => classify::cancel(status, &body),
         }
     }
@@ -150,17 +163,17 @@ struct WebhookData {
 /// Which payment a Toss webhook is about. `PAYMENT_STATUS_CHANGED` and
 /// `CANCEL_STATUS_CHANGED` name one; any other event is acknowledged and left.
 fn webhook_hint(body: &[u8]) -> Result<Option<Hint>, WebhookRefusal> {
-    let body: WebhookBody = serde_json::from_slice(body)
-        .map_err(|err| WebhookRefusal::Malformed(err.to_string()))?;
+    let body: WebhookBody =
+        serde_json::from_slice(body).map_err(|err| WebhookRefusal::Malformed(err.to_string()))?;
     if !matches!(
         body.event_type.as_str(),
         "PAYMENT_STATUS_CHANGED" | "CANCEL_STATUS_CHANGED"
     ) {
         return Ok(None);
     }
-    let data = body.data.ok_or_else(|| {
-        WebhookRefusal::Malformed(format!("{} without data", body.event_type))
-    })?;
+    let data = body
+        .data
+        .ok_or_else(|| WebhookRefusal::Malformed(format!("{} without data", body.event_type)))?;
     let order_id = data.order_id.ok_or_else(|| {
         WebhookRefusal::Malformed(format!("{} names no orderId", body.event_type))
     })?;

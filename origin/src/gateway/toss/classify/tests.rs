@@ -23,7 +23,9 @@ fn payment(status: &str, amount: serde_json::Value) -> Vec<u8> {
 }
 
 fn error(code: &str) -> Vec<u8> {
-    json!({ "code": code, "message": "메시지" }).to_string().into_bytes()
+    json!({ "code": code, "message": "메시지" })
+        .to_string()
+        .into_bytes()
 }
 
 #[test]
@@ -90,7 +92,10 @@ fn what_may_have_charged_or_cannot_be_read_is_unknown() {
         (400, error("A_CODE_IN_NO_LIST")),
         (200, b"{\"orderId\":\"order-1\",\"status\":\"DO".to_vec()),
         (200, b"not json".to_vec()),
-        (200, br#"{"orderId":"order-1","status":"DONE","currency":"KRW"}"#.to_vec()),
+        (
+            200,
+            br#"{"orderId":"order-1","status":"DONE","currency":"KRW"}"#.to_vec(),
+        ),
         (200, payment("IN_PROGRESS", json!(15_000))),
         (200, payment("WAITING_FOR_DEPOSIT", json!(15_000))),
         (200, payment("SOMETHING_NEW", json!(15_000))),
@@ -110,7 +115,10 @@ fn what_may_have_charged_or_cannot_be_read_is_unknown() {
 #[test]
 fn a_look_up_reads_every_status_and_only_toss_s_not_found_is_not_found() {
     let approved = look_up(200, &payment("DONE", json!(15_000)));
-    assert!(matches!(approved, GatewayStatus::Approved(Approval { amount: 15_000, .. })));
+    assert!(matches!(
+        approved,
+        GatewayStatus::Approved(Approval { amount: 15_000, .. })
+    ));
     for (state, expected) in [
         ("ABORTED", GatewayStatus::Declined),
         ("EXPIRED", GatewayStatus::Declined),
@@ -119,9 +127,16 @@ fn a_look_up_reads_every_status_and_only_toss_s_not_found_is_not_found() {
         ("IN_PROGRESS", GatewayStatus::Pending),
         ("WAITING_FOR_DEPOSIT", GatewayStatus::Pending),
     ] {
-        assert_eq!(look_up(200, &payment(state, json!(15_000))), expected, "{state}");
+        assert_eq!(
+            look_up(200, &payment(state, json!(15_000))),
+            expected,
+            "{state}"
+        );
     }
-    assert_eq!(look_up(404, &error("NOT_FOUND_PAYMENT")), GatewayStatus::NotFound);
+    assert_eq!(
+        look_up(404, &error("NOT_FOUND_PAYMENT")),
+        GatewayStatus::NotFound
+    );
     for (status, body) in [
         (404, b"Not Found".to_vec()),
         (500, error("UNKNOWN_ERROR")),
@@ -139,8 +154,14 @@ fn a_look_up_reads_every_status_and_only_toss_s_not_found_is_not_found() {
 
 #[test]
 fn a_cancel_is_done_only_when_toss_says_so() {
-    assert_eq!(cancel(200, &payment("CANCELED", json!(15_000))), CancelAnswer::Cancelled);
-    assert_eq!(cancel(400, &error("ALREADY_CANCELED_PAYMENT")), CancelAnswer::Cancelled);
+    assert_eq!(
+        cancel(200, &payment("CANCELED", json!(15_000))),
+        CancelAnswer::Cancelled
+    );
+    assert_eq!(
+        cancel(400, &error("ALREADY_CANCELED_PAYMENT")),
+        CancelAnswer::Cancelled
+    );
     assert_eq!(
         cancel(403, &error("NOT_CANCELABLE_PAYMENT")),
         CancelAnswer::Refused {
