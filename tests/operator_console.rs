@@ -28,7 +28,7 @@ async fn an_operator_resolves_an_exception_in_the_console_and_sees_the_queue_shr
         .settlement_file_of_today()
         .await
         .split_inclusive("\r\n")
-        .filter(|row| !row.contains(",o-2,") && !row.contains(",o-3,"))
+        .filter(|row| !row.contains(",order-2,") && !row.contains(",order-3,"))
         .collect();
     let report = system.reconcile(kept).await;
     assert_eq!(report["pending"], 2, "{report}");

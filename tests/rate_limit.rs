@@ -10,12 +10,14 @@ use reqwest::StatusCode;
 use serde_json::json;
 use support::{EdgeSetup, System};
 
-async fn confirm(system: &System, token: &str, order_id: &str) -> reqwest::Response {
+/// A confirm of `order-{name}` (Toss takes order ids of 6 characters or more).
+async fn confirm(system: &System, token: &str, name: &str) -> reqwest::Response {
+    let order_id = format!("order-{name}");
     system
         .http
         .post(format!("{}/payments/confirm", system.edge))
         .bearer_auth(token)
-        .header("idempotency-key", order_id)
+        .header("idempotency-key", &order_id)
         .json(
             &json!({ "orderId": order_id, "paymentKey": format!("pk-{order_id}"), "amount": 1000 }),
         )

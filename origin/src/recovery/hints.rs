@@ -84,10 +84,16 @@ impl Hints {
         if !self.lock_waiting().insert(order_id.clone()) {
             return Offered::Duplicate;
         }
+        let event_id = hint.event_id.clone();
         match self.sender.try_send(hint) {
             Ok(()) => Offered::Queued,
             Err(_) => {
+                // Not taken: the PG's retry of this event is taken as new.
                 self.lock_waiting().remove(&order_id);
+                if let Some(event) = event_id {
+                    let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+                    events.take(&event, now_ms);
+                }
                 Offered::Dropped
             }
         }
@@ -140,5 +146,66 @@ pub async fn look_up_each(
                 metrics.webhook("store_error");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hint(order_id: &str, event_id: Option<&str>) -> Hint {
+        Hint {
+            order_id: order_id.into(),
+            event_id: event_id.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn a_payment_waits_once_an_event_is_taken_once_and_a_full_queue_drops() {
+        let (hints, Queue(mut queue)) = Hints::new();
+        assert_eq!(hints.offer(hint("order-1", None), 0), Offered::Queued);
+        assert_eq!(hints.offer(hint("order-1", None), 0), Offered::Duplicate);
+        assert_eq!(
+            hints.offer(hint("order-2", Some("evt_1")), 0),
+            Offered::Queued
+        );
+        assert_eq!(
+            hints.offer(hint("order-3", Some("evt_1")), 1),
+            Offered::Duplicate,
+            "the same event again"
+        );
+        // Taken by the worker: its payment may wait again.
+        let taken = queue.try_recv().expect("the first hint");
+        hints.lock_waiting().remove(&taken.order_id);
+        assert_eq!(hints.offer(hint("order-1", None), 2), Offered::Queued);
+
+        for n in 0..QUEUE {
+            hints.offer(hint(&format!("order-fill-{n}"), None), 3);
+        }
+        assert_eq!(
+            hints.offer(hint("order-late", Some("evt_late")), 3),
+            Offered::Dropped
+        );
+        while queue.try_recv().is_ok() {}
+        assert_eq!(
+            hints.offer(hint("order-late", Some("evt_late")), 4),
+            Offered::Queued,
+            "a dropped event is taken when the PG sends it again"
+        );
+    }
+
+    #[test]
+    fn an_event_is_forgotten_after_a_day() {
+        let (hints, _queue) = Hints::new();
+        assert_eq!(hints.offer(hint("order-1", Some("evt_1")), 0), Offered::Queued);
+        hints.lock_waiting().clear();
+        assert_eq!(
+            hints.offer(hint("order-1", Some("evt_1")), EVENT_MEMORY_MS - 1),
+            Offered::Duplicate
+        );
+        assert_eq!(
+            hints.offer(hint("order-1", Some("evt_1")), EVENT_MEMORY_MS),
+            Offered::Queued
+        );
     }
 }
