@@ -39,7 +39,7 @@ fn the_alert_rules_check_and_their_unit_tests_pass() {
         .lines()
         .filter_map(|line| line.trim().strip_prefix("- alert: "))
         .collect();
-    assert_eq!(alerts.len(), 10, "{alerts:?}");
+    assert_eq!(alerts.len(), 11, "{alerts:?}");
     assert_eq!(rules.matches("runbook:").count(), alerts.len());
     for alert in alerts {
         assert!(
@@ -93,10 +93,15 @@ fn exported(metrics: &str) -> BTreeSet<String> {
 /// Brings about one of each thing the metrics count (a family shows on `/metrics` once
 /// it has a series): a payment approved, a PG that refuses connections until the breaker
 /// opens, the breaker forced open and a payment refused by it, a transaction re-run after
-/// the database was locked, a reconciliation run.
+/// the database was locked, a reconciliation run, a confirm the PG refused unprocessed.
 async fn warm_up(system: &System) {
     let (status, _) = system.confirm_order("order-approved").await;
     assert_eq!(status, reqwest::StatusCode::CREATED);
+    system
+        .set_faults(serde_json::json!({"mode": "NORMAL", "testCode": "UNAUTHORIZED_KEY"}))
+        .await;
+    system.confirm_order("order-not-sent").await;
+    system.set_faults(serde_json::json!({"mode": "NORMAL"})).await;
 
     // The database locked past the store's busy timeout (3 s): the confirm's
     // transaction is re-run once it is free.
