@@ -348,3 +348,79 @@ async fn every_call_carries_the_basic_key_and_every_post_its_payment_s_own_key()
         assert!(key.starts_with(&format!("{order}:confirm:")), "{key}");
     }
 }
+
+#[tokio::test]
+async fn a_refund_sent_again_after_a_500_carries_the_same_key() {
+    // Recovery every 2 s: a refund the PG could not make is tried again a second later.
+    let system = System::backend(&[
+        ("GATEWAY_TIMEOUT_MS", "300"),
+        ("RECOVERY_INTERVAL_MS", "2000"),
+        ("RECOVERY_MIN_AGE_MS", "0"),
+    ])
+    .await;
+    let failed = confirm_with_test_code(&system, "order-late", "UNAUTHORIZED_KEY").await;
+    assert_eq!(failed["status"], "FAILED");
+    // The PG charges the order after all (a late approval), and cannot cancel at first.
+    let direct = system
+        .http
+        .post(format!("{}/v1/payments/confirm", system.gateway))
+        .basic_auth(GATEWAY_SECRET_KEY, Some(""))
+        .json(&json!({"paymentKey": "pk-order-late", "orderId": "order-late", "amount": 5000}))
+        .send()
+        .await
+        .expect("the simulator answers");
+    assert_eq!(direct.status(), StatusCode::OK);
+    system.set_faults(json!({"mode": "ERROR_500"})).await;
+    assert_eq!(
+        webhook(&system, done_for("order-late")).await.status(),
+        StatusCode::OK
+    );
+    eventually(
+        "the late approval's first cancel refused",
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        || async {
+            let metrics = system.origin_metrics().await;
+            metrics
+                .contains(r#"origin_late_approvals_total{outcome="refund_pending"} 1"#)
+                .then_some(())
+                .ok_or(metrics)
+        },
+    )
+    .await;
+    system.set_faults(json!({"mode": "NORMAL"})).await;
+    eventually(
+        "the late approval refunded by a later cycle",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        || async {
+            let status = payments(&system).await["order-late"]["status"].clone();
+            (status == "REFUNDED")
+                .then_some(())
+                .ok_or(status.to_string())
+        },
+    )
+    .await;
+
+    let ledger = system.ledger().await;
+    let cancels: Vec<&Value> = ledger["calls"]
+        .as_array()
+        .expect("the calls")
+        .iter()
+        .filter(|call| {
+            call["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("/cancel"))
+        })
+        .collect();
+    assert!(cancels.len() >= 2, "refused, then made: {ledger}");
+    for cancel in &cancels {
+        assert_eq!(
+            cancel["idempotencyKey"], cancels[0]["idempotencyKey"],
+            "one operation, one key"
+        );
+    }
+    assert!(cancels[0]["idempotencyKey"]
+        .as_str()
+        .is_some_and(|key| key.starts_with("order-late:confirm:") && key.ends_with(":cancel")));
+}
