@@ -8,7 +8,8 @@ use tokio::sync::oneshot;
 use super::*;
 use crate::gateway::GatewayAnswer;
 
-fn approved() -> GatewayAnswer {
+/// A PG's approval, as the guard's tests answer with it.
+pub(super) fn approved() -> GatewayAnswer {
     GatewayAnswer::Approved(crate::gateway::Approval {
         order_id: "order-1".into(),
         amount: 1,

@@ -7,19 +7,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use async_trait::async_trait;
 use rules::sliding_window::Rate;
 
+use super::super::tests::approved;
 use super::super::{GatewayGuard, GuardConfig, Refusal};
 use super::*;
 use crate::gateway::GatewayAnswer;
 use crate::metrics::Metrics;
 
-fn approved() -> GatewayAnswer {
-    GatewayAnswer::Approved(crate::gateway::Approval {
-        order_id: "order-1".into(),
-        amount: 1,
-        currency: "KRW".into(),
-        approved_at: Some(1),
-    })
-}
 const RATE: Rate = Rate {
     limit: 2,
     window_ms: 1_000,
