@@ -71,6 +71,19 @@ pub struct EdgeConfig {
     pub ticket_key: [u8; 32],
     /// How long a call to the origin may take before the client gets 504 (`ORIGIN_TIMEOUT_MS`).
     pub origin_timeout_ms: u32,
+    /// Where the checkout page sends the buyer to pay (`PAYMENT_WINDOW_URL`, with
+    /// `PAYMENT_CLIENT_KEY`); unset, the page says checkout is not configured.
+    pub payment_window: Option<PaymentWindow>,
+}
+
+/// The PG's payment window, as the checkout page opens it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentWindow {
+    /// `PAYMENT_WINDOW_URL`: https://, or http:// to a loopback host (the simulator's).
+    pub url: String,
+    /// `PAYMENT_CLIENT_KEY`: Toss's client key (`test_ck_…`, `live_ck_…`), public by
+    /// design — it only opens the window.
+    pub client_key: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +169,7 @@ impl EdgeConfig {
         let refresh_key = RefreshKey::derive(refresh_secret.as_bytes());
         let ticket_secret = vars.secret_or("QUEUE_TICKET_SECRET", &origin_secret)?;
         let ticket_key = ticket::derive_key(ticket_secret.as_bytes());
+        let payment_window = payment_window(&vars)?;
         Ok(Self {
             policy: Policy {
                 keys,
@@ -193,8 +207,40 @@ impl EdgeConfig {
                 DEFAULT_ORIGIN_TIMEOUT_MS,
                 |ms| *ms > 0,
             )?,
+            payment_window,
         })
     }
+}
+
+/// `PAYMENT_WINDOW_URL` and the `PAYMENT_CLIENT_KEY` it needs, or neither.
+fn payment_window<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<'_, F>,
+) -> Result<Option<PaymentWindow>, ConfigError> {
+    let Some(url) = vars.get("PAYMENT_WINDOW_URL") else {
+        return Ok(None);
+    };
+    // The page carries it in an attribute and appends the order as query parameters.
+    let plain = !url.contains(['"', '<', '>', '#', '\\', ' ']);
+    if !private_link(&url) || !plain {
+        return Err(invalid(
+            "PAYMENT_WINDOW_URL",
+            "must be an https:// URL, or http:// to a loopback host, without a fragment",
+        ));
+    }
+    let client_key = vars.required("PAYMENT_CLIENT_KEY")?;
+    let shaped = ["test_ck_", "live_ck_", "test_gck_", "live_gck_"]
+        .iter()
+        .find_map(|prefix| client_key.strip_prefix(prefix))
+        .is_some_and(|rest| {
+            !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
+    if !shaped {
+        return Err(invalid(
+            "PAYMENT_CLIENT_KEY",
+            "must be a Toss client key: test_ck_… or live_ck_… (test_gck_…, live_gck_…)",
+        ));
+    }
+    Ok(Some(PaymentWindow { url, client_key }))
 }
 
 fn invalid(name: &'static str, problem: impl ToString) -> ConfigError {
@@ -298,6 +344,8 @@ mod tests {
             ("REFRESH_TOKEN_SECRET", "short"),
             ("QUEUE_TICKET_SECRET", "short"),
             ("REFRESH_RATE_LIMIT_FAMILY", "1/1d"),
+            ("PAYMENT_WINDOW_URL", "http://pay.example.com/window"),
+            ("PAYMENT_WINDOW_URL", "https://pay.example.com/\"><script>"),
         ];
         for (name, value) in cases {
             let err = config(&[(name, value)])
@@ -310,6 +358,30 @@ mod tests {
                 .unwrap()
                 .denylist_fail_mode,
             DenylistFailMode::Closed
+        );
+    }
+
+    #[test]
+    fn the_payment_window_is_optional_and_needs_a_client_key() {
+        assert_eq!(config(&[]).unwrap().payment_window, None);
+        let url = ("PAYMENT_WINDOW_URL", "http://127.0.0.1:9/window");
+        assert_eq!(
+            config(&[url]).err().map(|e| e.name),
+            Some("PAYMENT_CLIENT_KEY")
+        );
+        for bad in ["test_sk_abc", "test_ck_", "test_ck_a-b"] {
+            let err = config(&[url, ("PAYMENT_CLIENT_KEY", bad)]).err();
+            assert_eq!(err.map(|e| e.name), Some("PAYMENT_CLIENT_KEY"), "{bad}");
+        }
+        let window = config(&[url, ("PAYMENT_CLIENT_KEY", "test_ck_abc1")])
+            .unwrap()
+            .payment_window;
+        assert_eq!(
+            window,
+            Some(PaymentWindow {
+                url: "http://127.0.0.1:9/window".into(),
+                client_key: "test_ck_abc1".into()
+            })
         );
     }
 }

@@ -101,7 +101,9 @@ async fn warm_up(system: &System) {
         .set_faults(serde_json::json!({"mode": "NORMAL", "testCode": "UNAUTHORIZED_KEY"}))
         .await;
     system.confirm_order("order-not-sent").await;
-    system.set_faults(serde_json::json!({"mode": "NORMAL"})).await;
+    system
+        .set_faults(serde_json::json!({"mode": "NORMAL"}))
+        .await;
 
     // The database locked past the store's busy timeout (3 s): the confirm's
     // transaction is re-run once it is free.

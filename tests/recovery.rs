@@ -53,7 +53,9 @@ async fn an_unknown_payment_converges_to_the_approval_the_pg_recorded() {
     let ledger = system.ledger().await;
     assert_eq!(recovered["status"], "APPROVED");
     // Toss gives `approvedAt` to the second.
-    let pg_approved_at = ledger["approvals"][0]["approvedAt"].as_i64().expect("a time");
+    let pg_approved_at = ledger["approvals"][0]["approvedAt"]
+        .as_i64()
+        .expect("a time");
     assert_eq!(
         recovered["approvedAt"].as_i64(),
         Some(pg_approved_at - pg_approved_at % 1000)

@@ -51,7 +51,10 @@ async fn stripe_approves_declines_and_its_webhooks_are_verified() {
     );
     let listed: Value = system
         .http
-        .get(format!("{}/v1/payment_intents?limit=100", localstripe.url()))
+        .get(format!(
+            "{}/v1/payment_intents?limit=100",
+            localstripe.url()
+        ))
         .bearer_auth("sk_test_e2e_0123456789")
         .send()
         .await
@@ -96,7 +99,10 @@ async fn stripe_approves_declines_and_its_webhooks_are_verified() {
     .to_string();
     let now = harness::signed::now_ms() / 1000;
     for (header, what) in [
-        (signature(now, &body, "whsec_not_the_endpoint_s"), "a wrong secret"),
+        (
+            signature(now, &body, "whsec_not_the_endpoint_s"),
+            "a wrong secret",
+        ),
         (signature(now - 301, &body, WEBHOOK_SECRET), "301 s old"),
         ("t=1,v0=abc".to_owned(), "no v1"),
     ] {

@@ -14,8 +14,10 @@
 //! processed later (the `DELAY` mode's wait) is first [`Ledger::defer`]red:
 //! until it is decided, its payment is `IN_PROGRESS` to a look-up.
 //!
-//! Any `paymentKey` not seen before is taken as one the payment window
-//! issued: the simulator has no window, so it cannot tell a made-up key.
+//! A `paymentKey` its imitation of the payment window issued (`issued`) is
+//! taken for that window's order and amount only; any other key not seen
+//! before is taken as one a real window issued, since the simulator cannot
+//! tell a made-up key.
 //!
 //! An approved charge can be cancelled ([`Ledger::cancel`]); it stays among
 //! the approvals, with the time it was cancelled, so money taken and not
@@ -31,6 +33,7 @@ use std::num::NonZeroU32;
 
 mod charge;
 mod decisions;
+mod issued;
 mod keys;
 mod outbox;
 mod views;
@@ -40,6 +43,8 @@ pub use decisions::{
     CancelOutcome, CancelRequest, Cancelling, ChargeId, ConfirmOutcome, ConfirmRequest, Processing,
     RateLimited, Received,
 };
+use issued::IssuedKeys;
+pub use issued::{IssuedKey, NotAsIssued};
 use keys::Keys;
 pub use keys::{Claim, KeyClaim, StoredAnswer, KEY_LIFETIME_MS};
 pub use outbox::{Webhook, WebhookId};
@@ -73,6 +78,7 @@ pub struct Ledger {
     by_order_id: HashMap<String, Vec<usize>>,
     pending: HashMap<String, Pending>,
     keys: Keys,
+    issued: IssuedKeys,
     transactions: u64,
     /// When the confirms let through in the last window arrived, oldest first.
     let_through: VecDeque<u64>,
@@ -322,6 +328,21 @@ impl Ledger {
     /// Lets a claimed key go, nothing kept under it.
     pub fn release_key(&mut self, claim: KeyClaim) {
         self.keys.release(claim);
+    }
+
+    /// Records a `paymentKey` the imitation window issued for `issued`.
+    pub fn issue_key(&mut self, payment_key: String, issued: IssuedKey) {
+        self.issued.issue(payment_key, issued);
+    }
+
+    /// Refuses a confirm of an issued key for another order or amount.
+    pub fn check_issued(
+        &self,
+        payment_key: &str,
+        order_id: &str,
+        amount: u64,
+    ) -> Result<(), NotAsIssued> {
+        self.issued.check(payment_key, order_id, amount)
     }
 
     /// Counts a look-up as it arrives.

@@ -5,9 +5,11 @@
 //! - [`auth`] — login, refresh-token rotation, logout, who-am-I.
 //! - [`queue`] — enter, status, leave, and the waiting-room page.
 //! - [`payments`] — confirm (with the queue-pass gate) and read-back, forwarded.
+//! - [`checkout`] — the checkout page: the PG's window opened, the confirm, the receipt.
 //! - [`internal`] — what the origin asks of the edge, signed: ending a user's sessions.
 
 pub mod auth;
+pub mod checkout;
 mod incoming;
 pub mod internal;
 pub mod payments;
@@ -128,6 +130,7 @@ async fn route(
             return queue::page(event_id)
         }
         (Method::Get, ["queue", event_id]) => Authenticated::QueueStatus(event_id),
+        (Method::Get, ["checkout", event_id]) => return checkout::page(&config, event_id),
         (
             _,
             ["healthz"]
@@ -137,7 +140,8 @@ async fn route(
             | ["internal", "rooms", _, "report"]
             | ["payments", _]
             | ["queue", _]
-            | ["queue", _, "enter" | "status" | "leave"],
+            | ["queue", _, "enter" | "status" | "leave"]
+            | ["checkout", _],
         ) => return Err(ApiError::method_not_allowed()),
         _ => return Err(ApiError::not_found()),
     };

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use harness::ports::held_socket;
 use harness::workerd::{self, Worker, EDGE_OBJECTS};
 
-use super::{EdgeSetup, EDGE_SECRET, JWT_SECRET, KID};
+use super::{EdgeSetup, EDGE_SECRET, JWT_SECRET, KID, PAYMENT_CLIENT_KEY};
 
 /// What serves the edge of a [`System`](super::System).
 #[derive(Clone, Copy, Default)]
@@ -62,6 +62,9 @@ impl super::System {
             ("JWT_SIGNING_KID", KID.to_owned()),
             ("ORIGIN_SIGNING_SECRET", EDGE_SECRET.to_owned()),
             ("ORIGIN_URL", origin),
+            // The checkout page's window: the simulator's imitation of Toss's.
+            ("PAYMENT_WINDOW_URL", format!("{}/window", self.gateway)),
+            ("PAYMENT_CLIENT_KEY", PAYMENT_CLIENT_KEY.to_owned()),
         ];
         for (name, value) in &setup.vars {
             vars.retain(|(known, _)| known != name);

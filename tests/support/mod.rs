@@ -41,6 +41,8 @@ pub const ENCRYPTION_KEKS: &str = "v1:ERERERERERERERERERERERERERERERERERERERERER
                                    v2:IiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiI=";
 /// The Toss secret key of the tests: the simulator takes it, the origin sends it.
 pub const GATEWAY_SECRET_KEY: &str = "test_sk_e2e_0123456789abcdef";
+/// The Toss client key the edge's checkout page opens the simulator's window with.
+pub const PAYMENT_CLIENT_KEY: &str = "test_ck_e2e_0123456789abcdef";
 
 const READY_TIMEOUT: Duration = Duration::from_secs(90);
 

@@ -11,7 +11,8 @@
 //! is recorded as it arrived, then refused unless it names the secret key.
 //! The settlement export ([`settlements`]) is the simulator's own file, not
 //! Toss's settlements API, so it stays as it was: unauthenticated and not
-//! recorded among the calls.
+//! recorded among the calls. So is the imitation of the payment window
+//! ([`window`]): a buyer's browser opens it, not the payment system.
 
 mod admin;
 mod answer;
@@ -20,6 +21,7 @@ mod confirm;
 mod idempotency;
 mod payments;
 mod settlements;
+mod window;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
@@ -37,7 +39,10 @@ pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 
 pub fn app(state: SimState) -> Router {
     let toss = Router::new()
-        .route("/v1/payments/confirm", post(confirm::confirm))
+        .route(
+            "/v1/payments/confirm",
+            post(confirm::confirm).layer(from_fn_with_state(state.clone(), window::as_issued)),
+        )
         .route(
             "/v1/payments/orders/{order_id}",
             get(payments::payment_by_order),
@@ -48,6 +53,9 @@ pub fn app(state: SimState) -> Router {
     Router::new()
         .merge(toss)
         .route("/v1/settlements", get(settlements::settlements))
+        .route("/window", get(window::window))
+        .route("/window/pay", post(window::pay))
+        .route("/window/cancel", post(window::cancel))
         .route("/admin/ledger", get(admin::ledger))
         .route("/admin/faults", get(admin::faults).put(admin::set_faults))
         .route("/healthz", get(healthz))

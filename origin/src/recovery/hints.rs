@@ -197,7 +197,10 @@ mod tests {
     #[test]
     fn an_event_is_forgotten_after_a_day() {
         let (hints, _queue) = Hints::new();
-        assert_eq!(hints.offer(hint("order-1", Some("evt_1")), 0), Offered::Queued);
+        assert_eq!(
+            hints.offer(hint("order-1", Some("evt_1")), 0),
+            Offered::Queued
+        );
         hints.lock_waiting().clear();
         assert_eq!(
             hints.offer(hint("order-1", Some("evt_1")), EVENT_MEMORY_MS - 1),
