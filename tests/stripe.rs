@@ -2,7 +2,8 @@
 //! a `pm_card_visa` confirm is APPROVED and exactly one PaymentIntent carries its order
 //! id — succeeded, `krw`, for the amount; `pm_card_chargeCustomerFail` is FAILED as a
 //! decline, never UNKNOWN; a webhook with a wrong signature, or one older than 300 s, is
-//! refused and changes nothing, and a well-signed one is looked up. (The adapter's own
+//! refused and changes nothing, and a well-signed one that lies is looked up and changes
+//! nothing either. (The adapter's own
 //! tests against localstripe, and what localstripe cannot show: `origin/tests/stripe.rs`.)
 
 mod support;
@@ -126,12 +127,22 @@ async fn stripe_approves_declines_and_its_webhooks_are_verified() {
         .expect("the origin answers");
     assert_eq!(toss.status(), StatusCode::NOT_FOUND, "not this origin's PG");
 
+    // Well signed, and lying: it says the approved order's payment failed. The look-up by
+    // the stored pi_… id finds it succeeded, and that is what counts.
+    let lie = json!({
+        "id": "evt_signed_1",
+        "type": "payment_intent.payment_failed",
+        "data": {"object": {"id": "pi_other", "object": "payment_intent",
+                             "status": "requires_payment_method", "amount": 5000,
+                             "currency": "krw", "metadata": {"order_id": "order-visa"}}},
+    })
+    .to_string();
     let signed = system
         .http
         .post(format!("{}/gateway/webhooks/stripe", system.origin))
-        .header("stripe-signature", signature(now, &body, WEBHOOK_SECRET))
+        .header("stripe-signature", signature(now, &lie, WEBHOOK_SECRET))
         .header("content-type", "application/json")
-        .body(body)
+        .body(lie)
         .send()
         .await
         .expect("the origin answers");
@@ -160,7 +171,10 @@ async fn stripe_approves_declines_and_its_webhooks_are_verified() {
             payments["order-declined"]["failureReason"].as_str()
         ),
         (Some("FAILED"), Some("DECLINED")),
+        "refused webhooks changed nothing"
+    );
+    assert_eq!(
+        payments["order-visa"]["status"], "APPROVED",
         "the look-up, not the webhook, decides"
     );
-    assert_eq!(payments["order-visa"]["status"], "APPROVED");
 }

@@ -40,6 +40,7 @@ fn bench(c: &mut Criterion) {
             amount: 1,
             currency: "KRW".into(),
             approved_at: Some(1),
+            reference: None,
         })
     };
     let unlimited = Rate {

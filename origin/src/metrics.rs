@@ -140,7 +140,8 @@ impl Default for Metrics {
         registry.register(
             "gateway_webhooks",
             "PG webhooks by outcome: refused, ignored (names no payment), queued, \
-             duplicate, dropped (too many waiting), looked_up, unknown_payment, store_error",
+             duplicate, dropped (too many waiting), looked_up, \
+             unknown_payment, store_error",
             webhooks.clone(),
         );
         let needs_operator = Family::<OutcomeLabel, Counter>::default();
@@ -148,7 +149,8 @@ impl Default for Metrics {
             "gateway_needs_operator",
             "PG answers an operator must look at: not_sent (the PG refused our request or \
              configuration unprocessed), approval_mismatch (it approved another amount, \
-             currency or order)",
+             currency or order), pg_disagrees (the PG's word contradicts a settled \
+             payment: money held without a sale, or a sale without money)",
             needs_operator.clone(),
         );
         let late_approvals = Family::<OutcomeLabel, Counter>::default();

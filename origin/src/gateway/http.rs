@@ -15,6 +15,8 @@ const ANSWER_LIMIT: usize = 256 * 1024;
 pub fn client() -> reqwest::Result<reqwest::Client> {
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
+        // A redirect would turn a confirm's POST into a GET somewhere else.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
 }
 
@@ -33,7 +35,10 @@ pub enum Sent {
 pub async fn send(request: reqwest::RequestBuilder) -> Sent {
     let mut response = match request.send().await {
         Ok(response) => response,
-        Err(err) if err.is_connect() => return Sent::Unconnected(describe(&err)),
+        // Not connected, or not even built (a header that cannot be sent): it never left.
+        Err(err) if err.is_connect() || err.is_builder() => {
+            return Sent::Unconnected(describe(&err))
+        }
         Err(err) => return Sent::NoAnswer(describe(&err)),
     };
     let status = response.status().as_u16();

@@ -84,6 +84,12 @@ pub trait Gateway: Send + Sync {
     /// The currency every payment is made in (`GATEWAY_CURRENCY`), ISO 4217.
     fn currency(&self) -> &str;
 
+    /// Why the PG would refuse `order_id` unread, if it would: checked before anything is
+    /// stored, so a customer hears of a bad order id at once and nobody is paged for it.
+    fn order_id_problem(&self, _order_id: &str) -> Option<String> {
+        None
+    }
+
     /// Asks the PG to approve a payment, once. Bounded by the caller's guard.
     async fn confirm(&self, order: &Order<'_>) -> Confirmed;
 

@@ -15,6 +15,7 @@ pub(super) fn approved() -> GatewayAnswer {
         amount: 1,
         currency: "KRW".into(),
         approved_at: Some(1),
+        reference: None,
     })
 }
 
@@ -125,7 +126,7 @@ async fn connection_errors_5xx_and_refusals_for_our_rate_open_the_breaker() {
             cause: "500".into(),
         },
         GatewayAnswer::Throttled {
-            code: "FORBIDDEN_CONSECUTIVE_REQUEST".into(),
+            code: "rate_limit".into(),
         },
     ] {
         let (guard, _) = guard(GuardConfig {

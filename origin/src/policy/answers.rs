@@ -14,6 +14,9 @@ pub struct Approval {
     pub currency: String,
     /// Epoch milliseconds, when the PG says.
     pub approved_at: Option<i64>,
+    /// The PG's own id for the payment, when it is not the order id (Stripe's `pi_…`):
+    /// kept, so that what this approval may need later — a refund — can name it.
+    pub reference: Option<String>,
 }
 
 /// The order an approval must be for.
@@ -59,8 +62,7 @@ pub enum GatewayAnswer {
         status: u16,
         code: String,
     },
-    /// The PG refused it for our rate (Toss's `FORBIDDEN_CONSECUTIVE_REQUEST`, Stripe's
-    /// 429) before processing it: nobody was charged, and the PG is telling us to slow
+    /// The PG refused it for our rate (Stripe's 429) before processing it: nobody was charged, and the PG is telling us to slow
     /// down, which counts against its health.
     Throttled {
         code: String,
@@ -128,6 +130,7 @@ mod tests {
             amount,
             currency: currency.into(),
             approved_at: None,
+            reference: None,
         }
     }
 

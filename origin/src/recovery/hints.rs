@@ -105,7 +105,8 @@ impl Hints {
 }
 
 /// Looks up each hint's payment, one at a time, at most `rate`; runs while webhooks can
-/// still arrive.
+/// still arrive. Each look-up runs in a task of its own: one that panics is counted
+/// (`origin_task_panics_total{task="webhook_look_up"}`) and the next hint is taken.
 pub async fn look_up_each(
     hints: Arc<Hints>,
     Queue(mut queue): Queue,
@@ -120,31 +121,50 @@ pub async fn look_up_each(
     pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     while let Some(hint) = queue.recv().await {
         hints.lock_waiting().remove(&hint.order_id);
-        let payment = match store.payment_by_order_id(&hint.order_id).await {
-            Ok(Some(payment)) => payment,
-            Ok(None) => {
-                tracing::info!(?hint, "a webhook names no payment of ours; nothing done");
-                metrics.webhook("unknown_payment");
-                continue;
-            }
-            Err(err) => {
-                tracing::warn!(?hint, error = %err, "a webhook's payment could not be read; left to recovery");
-                metrics.webhook("store_error");
-                continue;
-            }
-        };
         pace.tick().await;
-        let view = recovery.look_up(&payment).await;
-        let order_id = payment.order_id.clone();
-        match recovery.apply(payment, view).await {
-            Ok(applied) => {
-                tracing::info!(order_id, ?applied, "a webhook's payment was looked up");
-                metrics.webhook("looked_up");
-            }
-            Err(err) => {
-                tracing::warn!(order_id, error = %err, "a webhook's look-up could not be recorded; left to recovery");
-                metrics.webhook("store_error");
-            }
+        let one = tokio::spawn(look_up(
+            hint,
+            recovery.clone(),
+            store.clone(),
+            metrics.clone(),
+        ));
+        if one.await.is_err() {
+            metrics.task_panicked("webhook_look_up");
+        }
+    }
+}
+
+/// One hint's payment looked up and converged by the answer — while its confirm still
+/// waits, too: the confirm's TX 2 then finds it settled (`routes::payments`).
+async fn look_up(
+    hint: Hint,
+    recovery: Arc<Recovery>,
+    store: Arc<dyn Store>,
+    metrics: Arc<Metrics>,
+) {
+    let payment = match store.payment_by_order_id(&hint.order_id).await {
+        Ok(Some(payment)) => payment,
+        Ok(None) => {
+            tracing::info!(?hint, "a webhook names no payment of ours; nothing done");
+            metrics.webhook("unknown_payment");
+            return;
+        }
+        Err(err) => {
+            tracing::warn!(?hint, error = %err, "a webhook's payment could not be read; left to recovery");
+            metrics.webhook("store_error");
+            return;
+        }
+    };
+    let view = recovery.look_up(&payment).await;
+    let order_id = payment.order_id.clone();
+    match recovery.apply(payment, view).await {
+        Ok(applied) => {
+            tracing::info!(order_id, ?applied, "a webhook's payment was looked up");
+            metrics.webhook("looked_up");
+        }
+        Err(err) => {
+            tracing::warn!(order_id, error = %err, "a webhook's look-up could not be recorded; left to recovery");
+            metrics.webhook("store_error");
         }
     }
 }

@@ -8,11 +8,12 @@
 //! breaker, and the safety net stops asking (the rest waits for a later cycle) instead
 //! of hammering it or taking the confirm path's bulkhead slots.
 //!
-//! PG callbacks ([`crate::routes::callback`]) converge a payment at once through
-//! [`Recovery::apply`]; the job is the safety net behind them.
+//! The PG's webhooks ([`crate::routes::webhooks`]) are hints: each makes a look-up
+//! ([`hints`]) whose answer converges the payment at once through [`Recovery::apply`];
+//! the job is the safety net behind them.
 //!
 //! A **late approval** — the PG approved a payment we had already recorded FAILED (a
-//! request that stalled past its NOT_FOUND answers, seen in a callback) — is never
+//! request that stalled past its NOT_FOUND answers, seen by a webhook's look-up or a cycle) — is never
 //! kept as money taken without a sale: the payment is marked refund-due (durably,
 //! first), the charge is cancelled at the PG, and the payment becomes REFUNDED. If the
 //! PG cannot cancel now, the job retries it every cycle until it can.
@@ -277,9 +278,19 @@ impl Recovery {
     /// Converges `payment` to the PG's word `view`, now: the job's step, and a webhook's.
     pub async fn apply(
         &self,
-        payment: Payment,
+        mut payment: Payment,
         view: GatewayStatus,
     ) -> Result<Applied, StoreError> {
+        if let GatewayStatus::Approved(approval) = &view {
+            // Found without the PG's id (Stripe's search): kept, so a refund can name it.
+            if let (None, Some(reference)) = (&payment.gateway.reference, &approval.reference) {
+                retry_transient(&self.metrics, "record_reference", || {
+                    self.store.record_reference(payment.payment_id, reference)
+                })
+                .await?;
+                payment.gateway.reference = Some(reference.clone());
+            }
+        }
         let order = Order::of(&payment);
         let currency = self.gateway.currency();
         let approved_as_ordered = matches!(&view, GatewayStatus::Approved(approval)
@@ -291,7 +302,7 @@ impl Recovery {
             payment.status,
             PaymentStatus::Pending | PaymentStatus::Unknown
         ) {
-            return Ok(settled(payment, view));
+            return Ok(self.settled(payment, view));
         }
         let now = now_ms();
         let decision = decide(
@@ -326,27 +337,31 @@ impl Recovery {
                     newly_flagged,
                 })
             }
-            // Settled meanwhile (by a confirm's TX 2, a callback, another instance).
+            // Settled meanwhile (by a confirm's TX 2, a webhook's look-up, another instance).
             None => {
                 let current = self.store.payment_by_id(payment.payment_id).await?;
-                Ok(settled(current, view))
+                Ok(self.settled(current, view))
             }
         }
     }
 }
 
-/// The PG's word about a payment that is already settled.
-fn settled(payment: Payment, view: GatewayStatus) -> Applied {
-    let agrees = match (&payment.status, &view) {
-        (PaymentStatus::Approved, GatewayStatus::Approved(_)) => true,
-        // Money held that no sale stands for (or not the sale's): an operator must look.
-        (PaymentStatus::Approved, _) | (_, GatewayStatus::Approved(_)) => false,
-        _ => true,
-    };
-    if agrees {
-        Applied::AlreadySettled(payment)
-    } else {
+impl Recovery {
+    /// The PG's word about a payment that is already settled. No word (the PG away, or
+    /// still processing) agrees with anything; the PG holding money for a payment we do
+    /// not count as sold — or not holding it for one we do — is an operator's.
+    fn settled(&self, payment: Payment, view: GatewayStatus) -> Applied {
+        let agrees = match (&payment.status, &view) {
+            (_, GatewayStatus::Unavailable { .. } | GatewayStatus::Pending) => true,
+            (PaymentStatus::Approved, GatewayStatus::Approved(_)) => true,
+            (PaymentStatus::Approved, _) | (_, GatewayStatus::Approved(_)) => false,
+            _ => true,
+        };
+        if agrees {
+            return Applied::AlreadySettled(payment);
+        }
         tracing::error!(order_id = %payment.order_id, status = payment.status.as_str(), ?view, "the PG disagrees with a settled payment; an operator must look");
+        self.metrics.gateway_needs_operator("pg_disagrees");
         Applied::Disagrees { payment, pg: view }
     }
 }

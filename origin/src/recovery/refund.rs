@@ -7,7 +7,7 @@ use crate::gateway::{CancelAnswer, GatewayStatus, Order};
 use crate::store::transient::retry_transient;
 use crate::store::{Payment, StoreError};
 
-use super::{settled, Applied, Recovery};
+use super::{Applied, Recovery};
 
 /// What the PG is told a late approval's cancel is for (Toss requires a reason).
 const CANCEL_REASON: &str = "approved after the payment was recorded failed";
@@ -27,7 +27,7 @@ impl Recovery {
             .await?;
             if !marked {
                 let current = self.store.payment_by_id(payment.payment_id).await?;
-                return Ok(settled(current, GatewayStatus::Cancelled));
+                return Ok(self.settled(current, GatewayStatus::Cancelled));
             }
         }
         let order = Order::of(&payment);

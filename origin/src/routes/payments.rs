@@ -19,9 +19,10 @@ use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use crate::clock::now_ms;
 use crate::edge_signature::EdgeCaller;
 use crate::error::{error_body, ApiError};
-use crate::gateway::{self, Confirmed, GatewayAnswer, Order};
+use crate::gateway::{self, Confirmed, GatewayAnswer, GatewayStatus, Order};
 use crate::guard::Refusal;
 use crate::idempotency::{self, Answer};
+use crate::recovery::Applied;
 use crate::state::AppState;
 use crate::store::transient::retry_transient;
 use crate::store::{Claimed, GatewayKeys, NewPayment, Outcome, Payment, PaymentStatus, StoreError};
@@ -42,6 +43,12 @@ pub async fn confirm(
         .and_then(|v| v.to_str().ok());
     let key = check_idempotency_key(key)?.to_owned();
     let request = ConfirmRequest::parse(&body)?;
+    if let Some(problem) = state.gateway.order_id_problem(&request.order_id) {
+        return Err(ApiError::BadRequest {
+            code: "INVALID_REQUEST",
+            message: problem,
+        });
+    }
     let claim = idempotency::claim(&caller.user_id, &key, &body);
     let claimed = retry_transient(&state.metrics, "claim_idempotency_key", || {
         state.store.claim_idempotency_key(&claim, now_ms())
@@ -195,6 +202,7 @@ async fn settle_payment(
     };
 
     let order = Order::of(&pending);
+    let mut approval = None;
     let outcome = match state.guard.call(state.gateway.confirm(&order)).await {
         Ok(Confirmed { answer, reference }) => {
             if let Some(reference) = reference {
@@ -211,6 +219,11 @@ async fn settle_payment(
             if let Outcome::Flagged { flag } = &outcome {
                 tracing::error!(order_id = %pending.order_id, %flag, "the PG approved something other than the order: kept UNKNOWN for an operator");
                 state.metrics.gateway_needs_operator("approval_mismatch");
+            }
+            if let (Outcome::Approved { .. }, GatewayAnswer::Approved(approved)) =
+                (&outcome, answer)
+            {
+                approval = Some(approved);
             }
             outcome
         }
@@ -231,6 +244,9 @@ async fn settle_payment(
     .await;
     match recorded {
         Ok(payment) => {
+            if let (PaymentStatus::Failed, Some(approved)) = (payment.status, approval) {
+                return Ok(refund_late_approval(state, payment, approved).await);
+            }
             state.metrics.payment_settled(payment.status.as_str());
             tracing::info!(order_id = %payment.order_id, status = payment.status.as_str(), reason = payment.failure_reason.as_deref(), "payment confirmed");
             Ok(payment_answer(&payment))
@@ -238,6 +254,30 @@ async fn settle_payment(
         Err(err) => {
             tracing::error!(order_id = %pending.order_id, ?outcome, error = %err, "could not record the outcome; the payment stays PENDING until recovery");
             Ok(payment_answer(&pending))
+        }
+    }
+}
+
+/// A payment a look-up settled FAILED while its confirm's call waited, and which the PG
+/// then approved: no money is kept without a sale, so it is refunded as any late approval
+/// is (`Recovery::apply`), and answered as it then stands.
+async fn refund_late_approval(
+    state: &AppState,
+    payment: Payment,
+    approved: gateway::Approval,
+) -> Answer {
+    tracing::error!(order_id = %payment.order_id, "approved after it was recorded FAILED; refunding");
+    match state
+        .recovery
+        .apply(payment.clone(), GatewayStatus::Approved(approved))
+        .await
+    {
+        Ok(Applied::Refunded(now) | Applied::RefundPending(now)) => payment_answer(&now),
+        Ok(_) => payment_answer(&payment),
+        Err(err) => {
+            tracing::error!(order_id = %payment.order_id, error = %err, "could not mark the late approval for refund: money is held without a sale; an operator must look");
+            state.metrics.gateway_needs_operator("pg_disagrees");
+            payment_answer(&payment)
         }
     }
 }
@@ -345,6 +385,7 @@ mod tests {
                 amount,
                 currency: "KRW".into(),
                 approved_at: Some(5),
+                reference: None,
             })
         };
         let failed = |reason: &str| Outcome::Failed {

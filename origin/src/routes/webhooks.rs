@@ -2,8 +2,9 @@
 //! scheme requires (Stripe's signature and age; Toss signs none), then taken as a hint:
 //! its payment is looked up at a bounded rate, and only the look-up's answer changes it
 //! ([`crate::recovery::hints`]). The answer is 200 at once — Toss wants one within 10 s
-//! and retries seven times — and 400 for a body that is not the PG's (too large, not
-//! JSON, a bad signature), with nothing done.
+//! and retries seven times — 400 for a body that is not the PG's (too large, not JSON, a
+//! bad signature), with nothing done, and 503 `BUSY` when too many hints wait, so that
+//! the PG sends it again later.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -13,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::clock::now_ms;
 use crate::error::ApiError;
+use crate::recovery::hints::Offered;
 use crate::state::AppState;
 
 pub async fn receive(
@@ -45,5 +47,9 @@ pub async fn receive(
     };
     let offered = state.webhooks.offer(hint, now);
     state.metrics.webhook(offered.as_str());
+    if offered == Offered::Dropped {
+        // Not 200: the PG sends it again later, when the queue has room.
+        return Err(ApiError::Busy);
+    }
     Ok(Json(json!({ "received": true })))
 }

@@ -29,6 +29,9 @@ const DECLINED: &[&str] = &[
 /// The fields of a PaymentIntent that decide anything.
 #[derive(Debug, Deserialize)]
 pub(super) struct PaymentIntent {
+    /// `pi_…`; absent only from a body that is not quite Stripe's.
+    #[serde(default)]
+    id: Option<String>,
     pub(super) status: String,
     amount: i64,
     currency: String,
@@ -70,6 +73,7 @@ impl PaymentIntent {
             amount: self.amount,
             currency: self.currency.to_ascii_uppercase(),
             approved_at: self.created.and_then(|at| at.checked_mul(1000)),
+            reference: self.id.clone().filter(|id| id.starts_with("pi_")),
         })
     }
 

@@ -58,6 +58,7 @@ impl Payment {
             amount,
             currency: self.currency.to_ascii_uppercase(),
             approved_at,
+            reference: None,
         })
     }
 
@@ -100,7 +101,6 @@ pub fn confirm(status: u16, body: &[u8]) -> GatewayAnswer {
     };
     match codes::confirm_class(status, &code) {
         Class::Declined => GatewayAnswer::Declined { code },
-        Class::NotSent if code == codes::THROTTLED => GatewayAnswer::Throttled { code },
         Class::NotSent => GatewayAnswer::Rejected { status, code },
         Class::Unknown => unknown(format!("{status} {code}")),
     }

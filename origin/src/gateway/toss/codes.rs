@@ -61,17 +61,15 @@ pub const NOT_SENT: &[&str] = &[
     "NOT_FOUND_TERMINAL_ID",
     "UNAPPROVED_ORDER_ID",
     "NOT_FOUND_PAYMENT",
-    "FORBIDDEN_CONSECUTIVE_REQUEST",
 ];
 
-/// The one code Toss answers for a merchant's rate: not sent, and the PG saying "slower".
-pub const THROTTLED: &str = "FORBIDDEN_CONSECUTIVE_REQUEST";
-
 /// Confirm's codes named unknown on purpose (every 5xx is unknown whatever its code):
-/// temporary errors, an earlier confirm that went through, one still running, and a
-/// refusal whose meaning Toss does not say.
+/// temporary errors, an earlier confirm that went through, one still running, a
+/// "repeated request" (`FORBIDDEN_CONSECUTIVE_REQUEST`: another confirm of the payment
+/// may be the one being processed), and a refusal whose meaning Toss does not say.
 pub const UNKNOWN: &[&str] = &[
     "ALREADY_PROCESSED_PAYMENT",
+    "FORBIDDEN_CONSECUTIVE_REQUEST",
     "PROVIDER_ERROR",
     "IDEMPOTENT_REQUEST_PROCESSING",
     "FORBIDDEN_REQUEST",

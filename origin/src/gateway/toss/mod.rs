@@ -70,6 +70,17 @@ impl Gateway for Toss {
         &self.currency
     }
 
+    /// Toss takes order ids of 6 to 64 characters of `[A-Za-z0-9_-]` (`INVALID_ORDER_ID`).
+    fn order_id_problem(&self, order_id: &str) -> Option<String> {
+        let plain = order_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'));
+        (!(6..=64).contains(&order_id.len()) || !plain).then(|| {
+            "orderId must be 6 to 64 letters, digits, '-' or '_' (Toss Payments' order ids)"
+                .to_owned()
+        })
+    }
+
     async fn confirm(&self, order: &Order<'_>) -> Confirmed {
         let body = json!({
             "paymentKey": order.payment_key,
@@ -136,13 +147,22 @@ impl Gateway for Toss {
         }
     }
 
+    /// Toss's retries of one webhook carry one `tosspayments-webhook-transmission-id`.
     fn webhook(
         &self,
-        _headers: &HeaderMap,
+        headers: &HeaderMap,
         body: &[u8],
         _now_ms: i64,
     ) -> Result<Option<Hint>, WebhookRefusal> {
-        webhook_hint(body)
+        let transmission = headers
+            .get("tosspayments-webhook-transmission-id")
+            .and_then(|value| value.to_str().ok())
+            .filter(|id| !id.is_empty() && id.len() <= 128)
+            .map(|id| format!("toss:{id}"));
+        Ok(webhook_hint(body)?.map(|hint| Hint {
+            event_id: transmission,
+            ..hint
+        }))
     }
 }
 
@@ -194,6 +214,21 @@ mod tests {
             basic("test_sk_zXLkKEypNArWmo50nX3lmeaxYG5R"),
             "Basic dGVzdF9za196WExrS0V5cE5BcldtbzUwblgzbG1lYXhZRzVSOg=="
         );
+    }
+
+    #[test]
+    fn an_order_id_toss_would_refuse_is_refused_before_anything_is_stored() {
+        let config = GatewayConfig::from_lookup(|name| {
+            (name == "GATEWAY_SECRET_KEY").then(|| "test_sk_x".to_owned())
+        })
+        .expect("a configuration");
+        let toss = Toss::new(&config).expect("the adapter");
+        for fine in ["order-1", "ORDER_123456", &"a".repeat(64)] {
+            assert_eq!(toss.order_id_problem(fine), None, "{fine}");
+        }
+        for refused in ["o-1", "order", "order.1", "주문번호-1", &"a".repeat(65)] {
+            assert!(toss.order_id_problem(refused).is_some(), "{refused}");
+        }
     }
 
     #[test]

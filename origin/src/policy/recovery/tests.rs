@@ -28,6 +28,7 @@ fn approved(approved_at: Option<i64>, amount: i64) -> GatewayStatus {
         amount,
         currency: "KRW".into(),
         approved_at,
+        reference: None,
     })
 }
 
@@ -77,6 +78,7 @@ fn an_approval_of_another_amount_or_currency_is_not_approved_but_flagged() {
             amount: 5_000,
             currency: String::new(),
             approved_at: Some(5),
+            reference: None,
         }
     });
     for (pg, said) in [

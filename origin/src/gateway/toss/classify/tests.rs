@@ -37,6 +37,7 @@ fn a_done_payment_is_an_approval_with_its_order_amount_currency_and_time() {
             amount: 15_000,
             currency: "KRW".into(),
             approved_at: Some(1_707_794_294_000),
+            reference: None,
         })
     );
 }

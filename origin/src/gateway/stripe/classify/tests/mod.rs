@@ -44,5 +44,6 @@ pub(super) fn approval() -> Approval {
         amount: 15_000,
         currency: "KRW".into(),
         approved_at: Some(1_707_794_294_000),
+        reference: Some("pi_1".into()),
     }
 }
