@@ -102,8 +102,17 @@ impl GatewayConfig {
         let url = get("GATEWAY_URL").unwrap_or_else(|| provider.default_url().to_owned());
         let url = url.trim_end_matches('/').to_owned();
         let https = url.starts_with("https://");
-        if !(https || url.starts_with("http://")) || reqwest::Url::parse(&url).is_err() {
-            return Err(("GATEWAY_URL", "must be an http:// or https:// URL".into()));
+        let parsed = reqwest::Url::parse(&url).ok().filter(|parsed| {
+            parsed.query().is_none()
+                && parsed.fragment().is_none()
+                && parsed.username().is_empty()
+                && parsed.password().is_none()
+        });
+        if !(https || url.starts_with("http://")) || parsed.is_none() {
+            return Err((
+                "GATEWAY_URL",
+                "must be an http:// or https:// base URL, without a query, fragment or user".into(),
+            ));
         }
         let key = get("GATEWAY_SECRET_KEY").ok_or((
             "GATEWAY_SECRET_KEY",
