@@ -79,9 +79,9 @@ impl Services {
         let deadline = Instant::now() + within;
         loop {
             let probe = http.get(url).timeout(PROBE_TIMEOUT).send().await;
-            if probe.is_ok_and(|response| response.status().is_success()) {
-                return Ok(());
-            }
+            let healthy = probe.is_ok_and(|response| response.status().is_success());
+            // Checked on success too: a service that lost its port to another process
+            // exits, while that process may answer the health check in its place.
             for service in &mut self.running {
                 if let Some(status) = service.exited() {
                     bail!(
@@ -90,6 +90,9 @@ impl Services {
                         read_log(&self.dir, &service.name)
                     );
                 }
+            }
+            if healthy {
+                return Ok(());
             }
             if Instant::now() >= deadline {
                 bail!("{url} not healthy after {within:?}:\n{}", self.logs());
