@@ -15,6 +15,7 @@ pub mod calls;
 mod edge;
 mod origin_cli;
 pub mod room;
+pub mod toss;
 
 use std::path::PathBuf;
 use std::process::Command;

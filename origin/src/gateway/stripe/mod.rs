@@ -1,6 +1,6 @@
-//! Stripe PaymentIntents, as Stripe documents them (`../shared/reference/payment-gateways.md`
-//! §2): `Authorization: Bearer <secret key>` on every call, form-encoded bodies with
-//! bracket keys, JSON answers, and the API version pinned by `Stripe-Version` so the
+//! Stripe PaymentIntents, as Stripe documents them (https://docs.stripe.com/api; the facts
+//! used and their sources: `docs/design/gateways.md`): `Authorization: Bearer <secret
+//! key>` on every call, form-encoded bodies with bracket keys, JSON answers, and the API version pinned by `Stripe-Version` so the
 //! objects have the fields read here (`latest_charge`).
 //!
 //! - Confirm: `POST /v1/payment_intents` creates and confirms in one call — `amount`,

@@ -1,4 +1,5 @@
-//! Toss Payments v1, as Toss documents it (`../shared/reference/payment-gateways.md` §1):
+//! Toss Payments v1, as Toss documents it (https://docs.tosspayments.com/reference; the
+//! facts used and their sources: `docs/design/gateways.md`):
 //! `Authorization: Basic base64(secretKey + ":")` on every call, the confirm
 //! `POST /v1/payments/confirm {paymentKey, orderId, amount}`, the look-ups
 //! `GET /v1/payments/orders/{orderId}` and `/v1/payments/{paymentKey}`, the cancel
