@@ -8,6 +8,7 @@ use worker::{Env, Headers};
 
 use crate::config::{DenylistFailMode, EdgeConfig};
 use crate::error::ApiError;
+use crate::global_limiter::client::check_global;
 use crate::memory;
 use crate::rate_windows::{WindowAnswer, WindowCheck};
 use crate::session::client::UserSessionClient;
@@ -32,7 +33,7 @@ pub async fn authenticate(
 ) -> Result<Caller, ApiError> {
     let release = memory::owed(&claims.sub, now_ms);
     let answer = UserSessionClient::new(env, &claims.sub)
-        .authorize(&claims, window, release)
+        .authorize(&claims, window.clone(), release)
         .await;
     match answer {
         Ok(Authorized {
@@ -46,12 +47,13 @@ pub async fn authenticate(
         Err(err) => match config.denylist_fail_mode {
             DenylistFailMode::Open => {
                 worker::console_warn!(
-                    "denylist and user rate limit unchecked, failing open (DENYLIST_FAIL_MODE=open): {err}"
+                    "denylist unchecked, failing open (DENYLIST_FAIL_MODE=open): {err}"
                 );
-                Ok(Caller {
-                    claims,
-                    window: None,
-                })
+                let window = match window {
+                    Some(check) => user_window_apart(env, &claims.sub, &check).await,
+                    None => None,
+                };
+                Ok(Caller { claims, window })
             }
             DenylistFailMode::Closed => {
                 worker::console_error!("denylist unchecked, failing closed: {err}");
@@ -62,6 +64,19 @@ pub async fn authenticate(
                 ))
             }
         },
+    }
+}
+
+/// The user's window when the session object that keeps it cannot answer: counted in a
+/// limiter object of the user's own instead, so failing open skips the denylist only.
+/// `None` when that cannot answer either (the global window still stands behind it).
+async fn user_window_apart(env: &Env, user: &str, check: &WindowCheck) -> Option<WindowAnswer> {
+    match check_global(env, &format!("user#{}#{user}", check.key), check).await {
+        Ok(answer) => Some(answer),
+        Err(err) => {
+            worker::console_warn!("the user's window is unchecked too: {err}");
+            None
+        }
     }
 }
 

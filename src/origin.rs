@@ -1,5 +1,6 @@
 //! The signed call to the origin (`docs/design/edge-trust.md`), and its answer passed back unchanged.
 
+use rules::pass::{Gate, PASS_HEADER};
 use rules::paused;
 use rules::signing::{
     SignedRequest, IDEMPOTENCY_KEY_HEADER, NONCE_HEADER, REQUEST_ID_HEADER, SIGNATURE_HEADER,
@@ -25,6 +26,8 @@ pub struct OriginCall<'a> {
     pub body: Option<Vec<u8>>,
     /// The request's id, signed and sent to the origin, and logged here with its answer.
     pub request_id: &'a str,
+    /// What the payment gate said of a confirm (`rules::pass`), signed.
+    pub gate: Gate,
 }
 
 impl OriginCall<'_> {
@@ -47,6 +50,7 @@ impl OriginCall<'_> {
     async fn send(self, config: &EdgeConfig, now_ms: i64) -> Result<Response, ApiError> {
         let nonce = random::id()?;
         let body = self.body.unwrap_or_default();
+        let pass = self.gate.field();
         let signature = SignedRequest {
             method: self.method.as_ref(),
             path_and_query: &self.path,
@@ -55,6 +59,7 @@ impl OriginCall<'_> {
             user_id: self.user_id,
             idempotency_key: self.idempotency_key.unwrap_or_default(),
             request_id: self.request_id,
+            pass: &pass,
             body: &body,
         }
         .sign(&config.origin_secret)
@@ -68,6 +73,9 @@ impl OriginCall<'_> {
         headers.set(REQUEST_ID_HEADER, self.request_id)?;
         if let Some(key) = self.idempotency_key {
             headers.set(IDEMPOTENCY_KEY_HEADER, key)?;
+        }
+        if !pass.is_empty() {
+            headers.set(PASS_HEADER, &pass)?;
         }
         if !body.is_empty() {
             headers.set("content-type", "application/json")?;

@@ -7,7 +7,13 @@
 //! user's window and taken back with the user's next session call, so it costs the
 //! user's object no second call and, seen by the user's next request, consumes nothing.
 //!
-//! Failure: the user's window fails with the denylist (`DENYLIST_FAIL_MODE`). The global
+//! The global windows count only what can be served: a confirm of a gated event is
+//! counted once its pass is claimed (`routes::payments`), never when the gate refuses it;
+//! an enter is counted in its room's own global window, so one drop's crowd never spends
+//! another's.
+//!
+//! Failure: when the session object cannot answer, the user's window is counted in a
+//! limiter object of the user's own (`DENYLIST_FAIL_MODE=open` skips the denylist only). The global
 //! window fails open, with a warning and a count: it protects capacity, not money, and
 //! the origin's own guard still stands behind it; refusing every payment because one
 //! limiter object is unreachable would turn a limiter fault into an outage.
@@ -45,7 +51,15 @@ pub struct Admission<'a> {
 
 impl<'a> Limits<'a> {
     /// The windows of `route` for `user`, the global one's shard drawn among `shards`.
-    pub fn new(route: &'a RouteLimit, user: &str, shards: u32) -> Result<Self, ApiError> {
+    /// With `room` (an event id), the global window is that room's own: what fills it is
+    /// that room's traffic, which the room bounds itself — entering one drop's line never
+    /// spends another's.
+    pub fn new(
+        route: &'a RouteLimit,
+        user: &str,
+        shards: u32,
+        room: Option<&str>,
+    ) -> Result<Self, ApiError> {
         let shard = match shards {
             1 => 0,
             _ => u32::from_le_bytes(random::bytes::<4>()?) % shards,
@@ -53,7 +67,10 @@ impl<'a> Limits<'a> {
         Ok(Self {
             route,
             user: user.to_owned(),
-            global: format!("{}#{shard}", route.key),
+            global: match room {
+                Some(event_id) => format!("{}#{event_id}#{shard}", route.key),
+                None => format!("{}#{shard}", route.key),
+            },
             shard_limit: shard_limit(route.global.limit, shards, shard),
         })
     }
@@ -89,7 +106,17 @@ impl<'a> Limits<'a> {
         user: Option<WindowAnswer>,
         now_ms: i64,
     ) -> Result<Admission<'a>, ApiError> {
-        let route = self.route;
+        self.user_admitted(user, now_ms)?.global(env, now_ms).await
+    }
+
+    /// The user's window's answer: a refusal, or the request admitted by it and waiting
+    /// for the global window ([`UserAdmitted::global`]), which a handler may ask later —
+    /// once it knows the request can be served.
+    pub fn user_admitted(
+        self,
+        user: Option<WindowAnswer>,
+        now_ms: i64,
+    ) -> Result<UserAdmitted<'a>, ApiError> {
         let mut quotas = Vec::with_capacity(2);
         let user_admitted_at = match user {
             Some(WindowAnswer::Limited { retry_after_ms }) => {
@@ -99,7 +126,7 @@ impl<'a> Limits<'a> {
                     now_ms + retry_after_ms,
                     now_ms,
                 );
-                return Err(limited(route, "user", retry_after_ms));
+                return Err(limited(self.route, "user", retry_after_ms));
             }
             Some(WindowAnswer::Admitted {
                 remaining,
@@ -115,12 +142,42 @@ impl<'a> Limits<'a> {
             }
             None => None,
         };
+        Ok(UserAdmitted {
+            limits: self,
+            quotas,
+            user_admitted_at,
+        })
+    }
+
+    /// The memory key of the user's window on this route.
+    fn user_key(&self) -> String {
+        format!("{}\n{}", self.route.key, self.user)
+    }
+}
+
+/// A request the user's window admitted, before the global window is asked.
+pub struct UserAdmitted<'a> {
+    limits: Limits<'a>,
+    quotas: Vec<QuotaState>,
+    /// When the user's window counted it, to owe back if the global window refuses.
+    user_admitted_at: Option<i64>,
+}
+
+impl<'a> UserAdmitted<'a> {
+    /// Counts the request in the drawn shard of the route's global window.
+    pub async fn global(self, env: &Env, now_ms: i64) -> Result<Admission<'a>, ApiError> {
+        let UserAdmitted {
+            limits,
+            mut quotas,
+            user_admitted_at,
+        } = self;
+        let route = limits.route;
         let check = WindowCheck {
             key: route.key.clone(),
-            limit: self.shard_limit,
+            limit: limits.shard_limit,
             window_ms: route.global.window_ms,
         };
-        match check_global(env, &self.global, &check).await {
+        match check_global(env, &limits.global, &check).await {
             Ok(WindowAnswer::Admitted {
                 remaining,
                 reset_ms,
@@ -135,7 +192,7 @@ impl<'a> Limits<'a> {
             Ok(WindowAnswer::Limited { retry_after_ms }) => {
                 memory::remember_full(
                     Window::Global,
-                    &self.global,
+                    &limits.global,
                     now_ms + retry_after_ms,
                     now_ms,
                 );
@@ -144,7 +201,7 @@ impl<'a> Limits<'a> {
                         key: route.key.clone(),
                         at_ms,
                     };
-                    memory::owe(&self.user, release, at_ms + route.user.window_ms, now_ms);
+                    memory::owe(&limits.user, release, at_ms + route.user.window_ms, now_ms);
                 }
                 return Err(limited(route, "global", retry_after_ms));
             }
@@ -162,11 +219,6 @@ impl<'a> Limits<'a> {
             route: Some(route),
             quotas,
         })
-    }
-
-    /// The memory key of the user's window on this route.
-    fn user_key(&self) -> String {
-        format!("{}\n{}", self.route.key, self.user)
     }
 }
 

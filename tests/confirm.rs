@@ -26,6 +26,7 @@ fn signed_confirm(body: &[u8]) -> SignedRequest<'_> {
         user_id: "user-1",
         idempotency_key: "key-1",
         request_id: "",
+        pass: "",
         body,
     }
 }
@@ -339,6 +340,7 @@ async fn a_signed_request_replayed_to_another_instance_is_refused() {
         user_id: "user-1",
         idempotency_key: "",
         request_id: "",
+        pass: "",
         body: b"",
     };
     let first = system

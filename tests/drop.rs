@@ -121,6 +121,35 @@ async fn a_drop_defined_in_one_call_draws_its_prequeue_and_lets_passes_out_by_co
     let mut seed = [0u8; SEED_BYTES];
     hex::decode_to_slice(&drawn, &mut seed).expect("a hex seed");
     let order = draw::order(seed, &users);
+    // The operator's audit: the seed and the kept list, in pages, re-derive the order.
+    let (first, rest) = (
+        admin(
+            system,
+            reqwest::Method::GET,
+            &format!("/{EVENT}/draw?limit=40"),
+        )
+        .await
+        .1,
+        admin(
+            system,
+            reqwest::Method::GET,
+            &format!("/{EVENT}/draw?from=40&limit=10000"),
+        )
+        .await
+        .1,
+    );
+    assert_eq!(first["drawSeed"], json!(drawn));
+    let kept: Vec<String> = [&first, &rest]
+        .iter()
+        .flat_map(|page| page["people"].as_array().cloned().unwrap_or_default())
+        .filter_map(|user| user.as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(kept, order, "the kept list, in its drawn order");
+    assert_eq!(
+        draw::order(seed, &kept),
+        order,
+        "re-derived from the seed and the list"
+    );
     let placed = each(&tokens, |token| async move {
         status(system, &token, EVENT)
             .await
@@ -283,30 +312,27 @@ async fn bad_settings_are_refused_by_name_and_change_nothing_at_either_part() {
         (json!(2), None),
         "{event}"
     );
-    // Nothing reached the room: the event is ungated, its room on the defaults.
+    // Nothing reached the edge: the event has no room there, so it has no queue.
     let token = system.token("a", 600);
-    assert!(enter(&system, &token, EVENT).await["admitted"] == true);
+    let path = format!("{EVENT}/enter");
+    let none = queue_call(&system, &token, reqwest::Method::POST, &path).await;
+    assert_eq!(none.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        none.json::<Value>().await.expect("JSON")["code"],
+        "EVENT_NOT_FOUND"
+    );
 
-    // Room settings not signed by the origin are refused at the edge.
+    // Room settings not signed by the origin are refused at the edge, and define nothing.
     let forged = system
         .http
         .post(format!("{}/internal/rooms/{EVENT}", system.edge))
-        .json(&json!({"settings": {"gated": false}, "state": "CLOSED", "version": 99}))
+        .json(&json!({"settings": {"gated": false}, "state": "OPEN", "version": 99}))
         .send()
         .await
         .expect("the edge answers");
     assert_eq!(forged.status(), StatusCode::UNAUTHORIZED);
-    let still: Value = queue_call(
-        &system,
-        &system.token("b", 600),
-        reqwest::Method::POST,
-        &format!("{EVENT}/enter"),
-    )
-    .await
-    .json()
-    .await
-    .expect("JSON");
-    assert_eq!(still["position"], 2, "not closed: {still}");
+    let still = queue_call(&system, &token, reqwest::Method::POST, &path).await;
+    assert_eq!(still.status(), StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]

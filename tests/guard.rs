@@ -74,6 +74,7 @@ async fn recent_payments(system: &System) -> reqwest::Response {
             user_id: "user-1",
             idempotency_key: "",
             request_id: "",
+            pass: "",
             body: b"",
         })
         .send()

@@ -11,11 +11,11 @@ use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::room::{confirm, enter, leave, queue_call, start, status, status_until};
-use support::{System, OPERATOR_TOKEN};
+use support::OPERATOR_TOKEN;
 
 #[tokio::test]
 async fn two_hundred_concurrent_entrants_get_exactly_positions_one_to_two_hundred() {
-    let system = start(&[("RATE_LIMIT_GLOBAL", "1000/1s")]).await;
+    let system = start(&[("RATE_LIMIT_GLOBAL", "1000/1s"), ("GATED_EVENTS", "drop-1")]).await;
     let tokens: Vec<String> = (0..200)
         .map(|i| system.token(&format!("fan-{i}"), 600))
         .collect();
@@ -42,7 +42,7 @@ async fn two_hundred_concurrent_entrants_get_exactly_positions_one_to_two_hundre
 
 #[tokio::test]
 async fn when_the_admitted_user_leaves_the_next_is_admitted() {
-    let system = start(&[("QUEUE_ADMIT_LIMIT", "1")]).await;
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", "drop-2")]).await;
     let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
     let one = enter(&system, &first, "drop-2").await;
     assert_eq!(
@@ -132,7 +132,12 @@ async fn a_gated_confirm_needs_a_pass_and_spends_it() {
 
 #[tokio::test]
 async fn an_unused_pass_expires_and_admits_the_next_without_a_poll() {
-    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("QUEUE_PASS_TTL_SECONDS", "2")]).await;
+    let system = start(&[
+        ("QUEUE_ADMIT_LIMIT", "1"),
+        ("QUEUE_PASS_TTL_SECONDS", "2"),
+        ("GATED_EVENTS", "drop-4"),
+    ])
+    .await;
     let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
     let one = enter(&system, &first, "drop-4").await;
     assert_eq!(one["admitted"], true);
@@ -252,7 +257,7 @@ async fn a_sold_out_answer_closes_the_queue_to_newcomers_and_keeps_its_line() {
 
 #[tokio::test]
 async fn the_waiting_room_is_a_page_for_browsers_and_json_for_clients() {
-    let system = System::start().await;
+    let system = start(&[("GATED_EVENTS", "drop-5")]).await;
     let page = system
         .http
         .get(format!("{}/queue/drop-5", system.edge))

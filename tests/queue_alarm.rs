@@ -17,7 +17,12 @@ use support::room::{enter, leave, start, status};
 #[tokio::test]
 async fn the_alarm_chain_admits_the_next_in_line_with_nobody_polling() {
     const TTL_MS: i64 = 8_000;
-    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("QUEUE_PASS_TTL_SECONDS", "8")]).await;
+    let system = start(&[
+        ("QUEUE_ADMIT_LIMIT", "1"),
+        ("QUEUE_PASS_TTL_SECONDS", "8"),
+        ("GATED_EVENTS", "drop-alarm"),
+    ])
+    .await;
     let [first, second, third] = ["user-1", "user-2", "user-3"].map(|u| system.token(u, 600));
     let entered = now_ms();
     for token in [&first, &second, &third] {

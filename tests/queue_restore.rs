@@ -41,7 +41,7 @@ async fn positions(system: &support::System, tokens: &[String]) -> Vec<Option<u6
 
 #[tokio::test]
 async fn a_room_stored_before_its_bitmap_keeps_every_place_after_a_restart() {
-    let mut system = start(&[("QUEUE_ADMIT_LIMIT", "1")]).await;
+    let mut system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", EVENT)]).await;
     let tokens: Vec<String> = (0..6)
         .map(|n| system.token(&format!("user-{n}"), 600))
         .collect();

@@ -24,6 +24,7 @@ async fn start_room() -> System {
         ("QUEUE_ADMIT_LIMIT", "2"),
         ("QUEUE_PASS_TTL_SECONDS", "3"),
         ("QUEUE_TICKET_SECRET", TICKET_SECRET),
+        ("GATED_EVENTS", EVENT),
     ])
     .await
 }
@@ -101,7 +102,7 @@ fn count(health: &Value, name: &str) -> u64 {
 async fn a_ticket_poll_answers_as_the_room_does_through_leaves_expiries_and_a_sell_out() {
     let system = start_room().await;
     let (status, _) = system
-        .set_event(json!({ "eventId": EVENT, "stock": 1, "amount": 1000 }))
+        .set_event(json!({ "eventId": EVENT, "stock": 1, "amount": 1000, "gated": false }))
         .await;
     assert_eq!(status, StatusCode::OK);
     let mut users = Vec::new();
@@ -199,7 +200,10 @@ async fn a_crowd_polling_with_tickets_costs_the_room_one_snapshot_a_second() {
 #[tokio::test]
 async fn one_fetch_from_the_room_serves_every_isolate_of_the_data_centre() {
     let system = System::start_with(EdgeSetup {
-        vars: vec![("QUEUE_TICKET_SECRET", TICKET_SECRET.to_owned())],
+        vars: vec![
+            ("QUEUE_TICKET_SECRET", TICKET_SECRET.to_owned()),
+            ("GATED_EVENTS", EVENT.to_owned()),
+        ],
         twin: true,
         ..EdgeSetup::default()
     })

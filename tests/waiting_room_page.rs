@@ -74,7 +74,10 @@ async fn edge_post(system: &System, token: &str, path: &str, body: Option<Value>
 
 async fn start_with_admit_limit_one() -> System {
     System::start_with(EdgeSetup {
-        vars: vec![("QUEUE_ADMIT_LIMIT", "1".into())],
+        vars: vec![
+            ("QUEUE_ADMIT_LIMIT", "1".into()),
+            ("GATED_EVENTS", "drop-9".into()),
+        ],
         ..EdgeSetup::default()
     })
     .await
@@ -118,7 +121,7 @@ async fn the_page_says_sold_out_and_stops_polling() {
         .http
         .post(format!("{}/admin/events", system.origin_admin))
         .bearer_auth(OPERATOR_TOKEN)
-        .json(&json!({ "eventId": "drop-10", "stock": 1, "amount": 1000 }))
+        .json(&json!({ "eventId": "drop-10", "stock": 1, "amount": 1000, "gated": false }))
         .send()
         .await
         .expect("the origin answers");

@@ -27,6 +27,9 @@ pub fn signed_request(
     if !request.idempotency_key.is_empty() {
         builder = builder.header("idempotency-key", request.idempotency_key);
     }
+    if !request.pass.is_empty() {
+        builder = builder.header(rules::pass::PASS_HEADER, request.pass);
+    }
     Ok(builder)
 }
 

@@ -137,6 +137,7 @@ impl Stack {
             user_id: user,
             idempotency_key: key,
             request_id: "",
+            pass: "",
             body,
         };
         signed_request(&self.http, &self.origin, EDGE_SECRET.as_bytes(), &request)

@@ -89,6 +89,19 @@ impl Edge {
         .await
     }
 
+    /// The draw of `event_id`'s prequeue, for audit: the seed and the people in their
+    /// drawn order, `limit` of them from place `from` (0 is the first).
+    pub async fn draw_list(
+        &self,
+        event_id: &str,
+        from: u64,
+        limit: u32,
+    ) -> anyhow::Result<EdgeAnswer> {
+        let body = serde_json::json!({ "from": from, "limit": limit }).to_string();
+        self.answer(&format!("/internal/rooms/{event_id}/draw"), body)
+            .await
+    }
+
     async fn answer(&self, path: &str, body: String) -> anyhow::Result<EdgeAnswer> {
         let response = self.post(path, ORIGIN_USER, body).await?;
         let status = response.status().as_u16();
@@ -120,6 +133,7 @@ impl Edge {
             user_id,
             idempotency_key: "",
             request_id: "",
+            pass: "",
             body: body.as_bytes(),
         }
         .sign(&self.secret)?;

@@ -18,6 +18,7 @@ use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::Response;
 use rules::confirm::{InvalidConfirm, MAX_BODY_BYTES};
+use rules::pass::{Gate, PASS_HEADER};
 use rules::signing::{
     SignedRequest, IDEMPOTENCY_KEY_HEADER, MAX_SKEW_MS, NONCE_HEADER, REQUEST_ID_HEADER,
     SIGNATURE_HEADER, TIMESTAMP_HEADER, USER_HEADER,
@@ -27,10 +28,12 @@ use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::store::Store;
 
-/// The authenticated user a signed request acts for.
+/// The authenticated user a signed request acts for, and what the edge's gate said of it
+/// (signed, `rules::pass`; `Gate::Ungated` when the edge sent no word).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EdgeCaller {
     pub user_id: String,
+    pub gate: Gate,
 }
 
 /// Verifies edge signatures and remembers the nonces it has accepted.
@@ -117,6 +120,12 @@ impl EdgeVerifier {
         if !is_nonce(nonce) {
             return Err(refuse("nonce malformed"));
         }
+        // Absent, the gate said nothing; present, it must be read one way only.
+        let pass = if parts.headers.contains_key(PASS_HEADER) {
+            header(PASS_HEADER).ok_or_else(|| refuse("pass header malformed"))?
+        } else {
+            ""
+        };
         let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
         SignedRequest {
             method: parts.method.as_str(),
@@ -126,13 +135,16 @@ impl EdgeVerifier {
             user_id,
             idempotency_key: header(IDEMPOTENCY_KEY_HEADER).unwrap_or_default(),
             request_id: header(REQUEST_ID_HEADER).unwrap_or_default(),
+            pass,
             body,
         }
         .verify(&self.secret, signature, now_ms)
         .map_err(|rejection| refuse(&rejection.to_string()))?;
+        let gate = Gate::parse(pass).ok_or_else(|| refuse("pass malformed"))?;
         Ok(Verified {
             caller: EdgeCaller {
                 user_id: user_id.to_owned(),
+                gate,
             },
             nonce: nonce.to_owned(),
             timestamp_ms,

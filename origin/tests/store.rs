@@ -18,8 +18,8 @@ use origin::policy::settlement::queue::{ItemStatus, Resolution, CLOSED_BY_A_MATC
 use origin::policy::settlement::reconcile::{Category, Finding};
 use origin::store::postgres::MAX_CONNECTIONS;
 use origin::store::{
-    self, Claimed, EventSpec, IdempotencyClaim, Lease, NewPayment, Outcome, PaymentStatus, Store,
-    StoreError, StoredResponse, User,
+    self, Claimed, EventSpec, IdempotencyClaim, IdempotencyRecord, Lease, NewPayment, Outcome,
+    PaymentStatus, Store, StoreError, StoredResponse, User,
 };
 use sqlx::{Connection as _, PgConnection};
 
@@ -80,6 +80,7 @@ on_both_stores!(
     an_idempotency_key_is_claimed_once_then_replayed,
     a_claim_past_its_lease_is_taken_over_once,
     a_released_or_expired_key_starts_afresh,
+    an_idempotency_record_is_read_without_claiming_the_key,
     a_payment_is_found_by_id_and_by_order_id_whoever_owns_it,
     payments_with_a_status_are_listed_oldest_first,
     recovery_claims_due_unsettled_payments_once_per_lease,
@@ -394,6 +395,51 @@ async fn a_released_or_expired_key_starts_afresh(store: &dyn Store) {
     );
     assert_eq!(store.purge_idempotency_keys(10_001).await.unwrap(), 0);
     assert_eq!(store.purge_idempotency_keys(10_002).await.unwrap(), 1);
+}
+
+async fn an_idempotency_record_is_read_without_claiming_the_key(store: &dyn Store) {
+    assert_eq!(
+        store.idempotency_record(&claim("h1"), 0).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.claim_idempotency_key(&claim("h1"), 0).await.unwrap(),
+        Claimed::Started,
+        "reading made no record"
+    );
+    assert_eq!(
+        store.idempotency_record(&claim("h1"), 10).await.unwrap(),
+        Some(IdempotencyRecord::InFlight { until_ms: 1_000 })
+    );
+    assert_eq!(
+        store.idempotency_record(&claim("h1"), 1_000).await.unwrap(),
+        None,
+        "a lease that ran out answers nothing"
+    );
+    assert_eq!(
+        store.idempotency_record(&claim("h2"), 10).await.unwrap(),
+        Some(IdempotencyRecord::Mismatch)
+    );
+    let response = StoredResponse {
+        status: 201,
+        body: "{}".into(),
+    };
+    store
+        .finish_idempotency_key("user-1", "key-1", &response)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.idempotency_record(&claim("h1"), 5_000).await.unwrap(),
+        Some(IdempotencyRecord::Done(response))
+    );
+    assert_eq!(
+        store
+            .idempotency_record(&claim("h1"), 10_000)
+            .await
+            .unwrap(),
+        None,
+        "kept for retain_ms only"
+    );
 }
 
 async fn a_payment_is_found_by_id_and_by_order_id_whoever_owns_it(store: &dyn Store) {

@@ -10,6 +10,7 @@
 //! - [`credentials`] — the login request: username and password, validated.
 //! - [`expiring`] — a bounded map whose entries expire: what an isolate may remember.
 //! - [`login_limit`] — the login windows: per username and per client address.
+//! - [`pass`] — the gate's word on a confirm, signed, so the origin enforces the gate too.
 //! - [`paused`] — "payments are paused": the origin's word to the edge that its PG is out.
 //! - [`queue`] — the first-come queue of one event, with admission passes.
 //! - [`rate_limit`] — which routes are limited, the rates, and the RateLimit headers.
@@ -24,6 +25,7 @@ mod dotted;
 pub mod drop;
 pub mod expiring;
 pub mod login_limit;
+pub mod pass;
 pub mod paused;
 pub mod queue;
 pub mod rate_limit;

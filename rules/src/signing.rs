@@ -6,7 +6,7 @@
 //! so they cannot drift apart.
 //!
 //! ```text
-//! edge-v2\n
+//! edge-v3\n
 //! {METHOD}\n
 //! {path and query, exactly as sent}\n
 //! {timestamp, epoch milliseconds}\n
@@ -14,6 +14,7 @@
 //! {user id, empty when there is none}\n
 //! {Idempotency-Key, empty when there is none}\n
 //! {X-Request-Id, empty when there is none}\n
+//! {the gate's word on a confirm (`crate::pass`), empty when there is none}\n
 //! {lowercase hex SHA-256 of the body}
 //! ```
 //!
@@ -42,7 +43,7 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// A signature older or newer than this, against the verifier's clock, is stale.
 pub const MAX_SKEW_MS: i64 = 30_000;
 
-const VERSION: &str = "edge-v2";
+const VERSION: &str = "edge-v3";
 const MAX_FIELD_LEN: usize = 2048;
 
 /// The parts of a request that the signature covers.
@@ -55,6 +56,8 @@ pub struct SignedRequest<'a> {
     pub user_id: &'a str,
     pub idempotency_key: &'a str,
     pub request_id: &'a str,
+    /// `crate::pass::Gate::field`, sent in `crate::pass::PASS_HEADER`.
+    pub pass: &'a str,
     pub body: &'a [u8],
 }
 
@@ -84,6 +87,7 @@ impl SignedRequest<'_> {
             ("user", self.user_id),
             ("idempotency key", self.idempotency_key),
             ("request id", self.request_id),
+            ("pass", self.pass),
         ];
         for (name, value) in fields {
             if value.len() > MAX_FIELD_LEN || value.chars().any(char::is_control) {
@@ -92,7 +96,7 @@ impl SignedRequest<'_> {
         }
         let body_digest = hex::encode(Sha256::digest(self.body));
         Ok(format!(
-            "{VERSION}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{body_digest}",
+            "{VERSION}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{body_digest}",
             self.method,
             self.path_and_query,
             self.timestamp_ms,
@@ -100,6 +104,7 @@ impl SignedRequest<'_> {
             self.user_id,
             self.idempotency_key,
             self.request_id,
+            self.pass,
         ))
     }
 
@@ -214,6 +219,7 @@ mod tests {
             user_id: "user-42",
             idempotency_key: "key-1",
             request_id: "req-7",
+            pass: "claimed drop-1 5 order-1",
             body,
         }
     }
@@ -223,8 +229,9 @@ mod tests {
         let canonical = request(b"").canonical_string().unwrap();
         assert_eq!(
             canonical,
-            "edge-v2\nPOST\n/payments/confirm\n1800000000000\n\
+            "edge-v3\nPOST\n/payments/confirm\n1800000000000\n\
              6f1c0a9e3b7d4f21a8c5e0d2b4f6a8c1\nuser-42\nkey-1\nreq-7\n\
+             claimed drop-1 5 order-1\n\
              e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
     }
@@ -278,6 +285,10 @@ mod tests {
             },
             SignedRequest {
                 request_id: "req-8",
+                ..original
+            },
+            SignedRequest {
+                pass: "replay-only",
                 ..original
             },
             SignedRequest {

@@ -4,7 +4,7 @@ use std::cell::Cell;
 
 use rules::drop::RoomUpdate;
 
-use super::protocol::{Configured, Entered, PassClaim, Placement, Report, RoomRequest};
+use super::protocol::{Configured, DrawList, Entered, PassClaim, Placement, Report, RoomRequest};
 use crate::durable_call::{call_object, call_object_for_body, tell_object, ObjectUnavailable};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
@@ -64,6 +64,23 @@ pub async fn configure(
 pub async fn report(env: &worker::Env, event_id: &str) -> Result<Report, ObjectUnavailable> {
     counted();
     call_object(env, BINDING, event_id, &RoomRequest::Report).await
+}
+
+/// The draw of `event_id`'s room, for audit: `limit` people from place `from`.
+pub async fn draw_list(
+    env: &worker::Env,
+    event_id: &str,
+    from: u64,
+    limit: u32,
+) -> Result<DrawList, ObjectUnavailable> {
+    counted();
+    call_object(
+        env,
+        BINDING,
+        event_id,
+        &RoomRequest::DrawList { from, limit },
+    )
+    .await
 }
 
 /// The room of `event_id`'s snapshot, encoded (`rules::queue::snapshot`).

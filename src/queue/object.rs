@@ -72,6 +72,7 @@ impl DurableObject for WaitingRoom {
             RoomRequest::Snapshot => return self.snapshot(config, now).await,
             RoomRequest::Configure { update } => return self.configure(update, now).await,
             RoomRequest::Report => return self.report(config, now),
+            RoomRequest::DrawList { from, limit } => return self.draw_list(*from, *limit),
             RoomRequest::Enter { user } | RoomRequest::Status { user } => {
                 let entering = matches!(request, RoomRequest::Enter { .. });
                 if let Some(answer) = self.before_opening(user, entering, now)? {
@@ -125,6 +126,12 @@ impl WaitingRoom {
         f(line)
     }
 
+    /// Drops the line from memory: it is restored from storage on the next call.
+    pub(super) fn forget_line(&self) {
+        *self.line.borrow_mut() = None;
+        self.changed();
+    }
+
     /// One call's answer, and the changes it made.
     fn answer(
         &self,
@@ -158,7 +165,10 @@ impl WaitingRoom {
                 (done(), line.leave(seq_of(&user)?.unwrap_or(NOBODY), now))
             }
             RoomRequest::ClaimPass { user, order_id } => {
-                let claim = if let Some(until) = line.paused_until(now) {
+                // A line that stood before the drop had an opening holds no valid pass.
+                let claim = if let Some(opens_at) = self.opening_ahead()? {
+                    PassClaim::NotOpen { opens_at }
+                } else if let Some(until) = line.paused_until(now) {
                     PassClaim::Paused { until }
                 } else if line.has_live_pass(seq_of(&user)?.unwrap_or(NOBODY), now) {
                     self.storage.claim(&user, &order_id)?
@@ -177,7 +187,10 @@ impl WaitingRoom {
                 (done(), line.pause(now, now.saturating_add(for_ms)))
             }
             // Answered before the line is asked (`fetch`).
-            RoomRequest::Snapshot | RoomRequest::Configure { .. } | RoomRequest::Report => (
+            RoomRequest::Snapshot
+            | RoomRequest::Configure { .. }
+            | RoomRequest::Report
+            | RoomRequest::DrawList { .. } => (
                 Err(worker::Error::RustError("answered apart".into())),
                 Vec::new(),
             ),

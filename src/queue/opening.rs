@@ -8,6 +8,15 @@
 //! call after it — the room draws a seed from the runtime's CSPRNG, records it, and
 //! enters the prequeue in the order `rules::queue::draw::order` derives from it, behind
 //! anyone already in line; everyone later joins behind them, first come first served.
+//!
+//! A room may have a line before its drop has an opening (an event in `GATED_EVENTS`,
+//! or defined first without one). The first update that sets an opening moves that line
+//! into the prequeue — places, passes and claims alike — so nobody who came before the
+//! opening existed stands ahead of the draw; and no pass is claimed before the opening.
+//!
+//! The draw keeps its people in their drawn order beside the seed, for operators: anyone
+//! with the two checks that the order is `rules::queue::draw::order` of the seed and
+//! the list.
 
 use rules::drop::{RoomState, RoomUpdate};
 use rules::queue::draw::{self, SEED_BYTES};
@@ -15,7 +24,7 @@ use rules::queue::QueueConfig;
 use worker::{Response, Result};
 
 use super::object::WaitingRoom;
-use super::protocol::{Configured, Entered, NotOpen, Placement, Report};
+use super::protocol::{Configured, DrawList, Entered, NotOpen, Placement, Report};
 use super::storage::Draw;
 use crate::durable_call::reply;
 
@@ -56,7 +65,7 @@ impl WaitingRoom {
             drawn_at: now,
             drawn: i64::try_from(order.len()).unwrap_or(i64::MAX),
         };
-        self.storage.record_draw(&drawn)?;
+        self.storage.record_draw(&drawn, &order)?;
         worker::console_log!(
             "the prequeue was drawn: {} people, seed {}",
             drawn.drawn,
@@ -136,6 +145,11 @@ impl WaitingRoom {
         if was_closed && update.state != RoomState::Closed {
             return refused("state", "a closed drop stays closed");
         }
+        if stored_opens_at.is_none() && update.settings.opens_at.is_some() {
+            // The first opening: a line that stood before it is no head start.
+            self.storage.line_to_prequeue(now)?;
+            self.forget_line();
+        }
         self.storage.store_update(update)?;
         self.with_drop(|drop| {
             drop.update = Some(update.clone());
@@ -155,6 +169,18 @@ impl WaitingRoom {
         self.keep_alarm().await?;
         self.open_if_due(config, now).await?;
         reply(&Configured::Applied(self.report_of(config, now)?))
+    }
+
+    /// The draw for audit: the seed, and `limit` of its people in order from `from`.
+    pub(super) fn draw_list(&self, from: u64, limit: u32) -> Result<Response> {
+        let draw = self.with_drop(|drop| Ok(drop.draw.clone()))?;
+        reply(&DrawList {
+            draw_seed: draw.as_ref().map(|d| d.seed.clone()),
+            drawn_at: draw.as_ref().map(|d| d.drawn_at),
+            drawn: draw.as_ref().map(|d| d.drawn),
+            from,
+            people: self.storage.drawn_people(from, limit)?,
+        })
     }
 
     pub(super) fn report(&self, config: QueueConfig, now: i64) -> Result<Response> {

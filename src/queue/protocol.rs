@@ -35,6 +35,21 @@ pub enum RoomRequest {
     Configure { update: RoomUpdate },
     /// The room's state for operators: answers [`Report`].
     Report,
+    /// The draw for audit: answers [`DrawList`], `limit` people from place `from`.
+    DrawList { from: u64, limit: u32 },
+}
+
+/// The answer to [`RoomRequest::DrawList`]: the seed, when, how many, and a page of the
+/// people in their drawn order (empty before the draw).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrawList {
+    pub draw_seed: Option<String>,
+    pub drawn_at: Option<i64>,
+    pub drawn: Option<i64>,
+    /// The place (0: the first drawn) of `people[0]`.
+    pub from: u64,
+    pub people: Vec<String>,
 }
 
 /// The answer to [`RoomRequest::Configure`].
@@ -143,8 +158,11 @@ pub struct Placement {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "claim", rename_all = "camelCase")]
 pub enum PassClaim {
-    /// The pass is live and now backs this order.
-    Granted,
+    /// The pass is live and now backs this order; `room` is the room's identity, signed
+    /// into the confirm for the origin (`rules::pass`).
+    Granted { room: u64 },
+    /// The drop opens at `opens_at` (epoch ms): no pass is valid before.
+    NotOpen { opens_at: i64 },
     /// No live pass: not admitted, expired, or never in the line.
     NoPass,
     /// The pass backs another order that has not failed.

@@ -6,6 +6,7 @@
 //! there, atomically (see `rules::refresh`).
 
 use rules::credentials::Credentials;
+use rules::pass::Gate;
 use rules::rate_limit::policies_header;
 use rules::refresh::{RefreshToken, SECRET_BYTES};
 use rules::token::{AccessClaims, NewAccessToken};
@@ -93,6 +94,7 @@ async fn sign_in(
         idempotency_key: None,
         body: Some(body),
         request_id,
+        gate: Gate::Ungated,
     }
     .answer(config, now_ms)
     .await?;

@@ -129,6 +129,43 @@ pub async fn room_report(
     Ok(Response::from_json(&report)?)
 }
 
+/// The most people one page of a draw lists.
+const MAX_DRAWN_PAGE: u32 = 10_000;
+
+/// `POST /internal/rooms/{eventId}/draw` `{from, limit}` (signed by the origin): 200 the
+/// draw for audit — the seed and a page of the people in their drawn order.
+pub async fn draw_list(
+    mut req: Request,
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &str,
+    now_ms: i64,
+) -> Result<Response, ApiError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Page {
+        from: u64,
+        limit: u32,
+    }
+    let body = signed_room_call(&mut req, config, event_id, now_ms).await?;
+    let page: Page = serde_json::from_slice(&body).map_err(|err| {
+        ApiError::bad_request(
+            "INVALID_REQUEST",
+            format!("expected {{from, limit}}: {err}"),
+        )
+    })?;
+    if page.limit == 0 || page.limit > MAX_DRAWN_PAGE {
+        return Err(ApiError::bad_request(
+            "INVALID_REQUEST",
+            format!("limit: 1 to {MAX_DRAWN_PAGE}"),
+        ));
+    }
+    let list = room::draw_list(env, event_id, page.from, page.limit)
+        .await
+        .map_err(room_unavailable)?;
+    Ok(Response::from_json(&list)?)
+}
+
 /// 503 `QUEUE_UNAVAILABLE`: the room (or the event directory) could not answer; the
 /// origin sends the call again.
 fn room_unavailable(err: crate::durable_call::ObjectUnavailable) -> ApiError {
@@ -180,6 +217,7 @@ fn verified_user(
         user_id: &user_id,
         idempotency_key: "",
         request_id: "",
+        pass: "",
         body,
     }
     .verify(&config.origin_secret, &signature, now_ms)

@@ -120,6 +120,9 @@ async fn route(
         (Method::Post, ["internal", "rooms", event_id, "report"]) => {
             return internal::room_report(req.into_request(), env, &config, event_id, now_ms).await
         }
+        (Method::Post, ["internal", "rooms", event_id, "draw"]) => {
+            return internal::draw_list(req.into_request(), env, &config, event_id, now_ms).await
+        }
         (Method::Get, ["auth", "me"]) => Authenticated::Me,
         (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm,
         (Method::Get, ["payments", order_id]) => Authenticated::Payment(order_id),
@@ -137,7 +140,7 @@ async fn route(
             | ["auth", "login" | "refresh" | "logout" | "logout-all" | "me"]
             | ["internal", "sessions", "end"]
             | ["internal", "rooms", _]
-            | ["internal", "rooms", _, "report"]
+            | ["internal", "rooms", _, "report" | "draw"]
             | ["payments", _]
             | ["queue", _]
             | ["queue", _, "enter" | "status" | "leave"]
@@ -147,8 +150,12 @@ async fn route(
     };
 
     let claims = verify_bearer(&req.headers, &config, now_ms)?;
+    let room = match &authenticated {
+        Authenticated::QueueEnter(event_id) => Some(*event_id),
+        _ => None,
+    };
     let limits = match config.rate_limits.for_request(method.as_ref(), &path) {
-        Some(route) => Some(Limits::new(route, &claims.sub, config.global_shards)?),
+        Some(route) => Some(Limits::new(route, &claims.sub, config.global_shards, room)?),
         None => None,
     };
     // A ticket holder's poll is answered from the room's snapshot: no object call.
@@ -158,29 +165,43 @@ async fn route(
                 .await;
         }
     }
+    if let Authenticated::QueueEnter(event_id)
+    | Authenticated::QueueStatus(event_id)
+    | Authenticated::QueueLeave(event_id) = &authenticated
+    {
+        // Nothing — no room, no line, no window — exists for an event nobody defined
+        // (a ticket holder's poll, above, has a ticket only for a room that exists).
+        queue::check_defined(env, &config, event_id, now_ms).await?;
+    }
     if let Some(limits) = &limits {
         limits.refuse_from_memory(now_ms)?;
     }
     let window = limits.as_ref().map(Limits::user_check);
     let caller = authenticate(env, &config, claims, window, now_ms).await?;
-    let admission = match limits {
-        Some(limits) => limits.admit(env, caller.window, now_ms).await?,
-        None => Admission::unlimited(),
+    let user_admitted = match limits {
+        Some(limits) => Some(limits.user_admitted(caller.window, now_ms)?),
+        None => None,
+    };
+    // A confirm counts in the global window only once it can be served: its handler
+    // asks the window after the gate, and says the quotas itself.
+    let (admission, confirm_admitted) = match (&authenticated, user_admitted) {
+        (Authenticated::Confirm, admitted) => (Admission::unlimited(), admitted),
+        (_, Some(admitted)) => (admitted.global(env, now_ms).await?, None),
+        (_, None) => (Admission::unlimited(), None),
     };
     let response = match authenticated {
         Authenticated::Me => auth::me(&caller.claims),
         Authenticated::LogoutAll => auth::logout_all(env, &caller.claims, now_ms).await,
         Authenticated::Confirm => {
-            payments::confirm(
-                req.into_request(),
+            let at = payments::Confirming {
                 env,
                 ctx,
-                &config,
-                &caller.claims,
+                config: &config,
+                caller: &caller.claims,
                 now_ms,
                 request_id,
-            )
-            .await
+            };
+            payments::confirm(req.into_request(), at, confirm_admitted).await
         }
         Authenticated::QueueEnter(event_id) => {
             queue::enter(env, &config, event_id, &caller.claims, now_ms).await

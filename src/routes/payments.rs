@@ -2,6 +2,7 @@
 //! authenticated and the request is known to be well formed.
 
 use rules::confirm::{check_idempotency_key, check_order_id, ConfirmRequest};
+use rules::pass::Gate;
 use rules::paused;
 use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use rules::token::AccessClaims;
@@ -15,18 +16,41 @@ use crate::memory;
 use crate::origin::{OriginAnswer, OriginCall};
 use crate::queue::client::{self, WaitingRoomClient};
 use crate::queue::protocol::PassClaim;
+use crate::rate_limit::{Admission, UserAdmitted};
+
+/// Where a confirm is handled: the Worker's environment, and the request's caller, clock
+/// and id.
+pub struct Confirming<'a> {
+    pub env: &'a Env,
+    pub ctx: &'a Context,
+    pub config: &'a EdgeConfig,
+    pub caller: &'a AccessClaims,
+    pub now_ms: i64,
+    pub request_id: &'a str,
+}
 
 /// `POST /payments/confirm`: validated here, decided by the origin. A `SOLD_OUT` answer
 /// for an event also closes that event's queue, after the answer has left.
+///
+/// For a gated event the gate goes first: a claimed pass is signed into the request
+/// (`rules::pass`), and only then does the confirm count in the global window
+/// (`admitted`, the user's window's admission). A confirm with no pass to claim — none
+/// live, payments paused, the drop not open — goes on as a replay only: the origin
+/// answers it from what exists (the approved retry whose pass is spent) or refuses it,
+/// and it neither spends nor frees a pass.
 pub async fn confirm(
     mut req: Request,
-    env: &Env,
-    ctx: &Context,
-    config: &EdgeConfig,
-    caller: &AccessClaims,
-    now_ms: i64,
-    request_id: &str,
+    at: Confirming<'_>,
+    admitted: Option<UserAdmitted<'_>>,
 ) -> Result<Response, ApiError> {
+    let Confirming {
+        env,
+        ctx,
+        config,
+        caller,
+        now_ms,
+        request_id,
+    } = at;
     let idempotency_key = req.headers().get(IDEMPOTENCY_KEY_HEADER)?;
     let idempotency_key = check_idempotency_key(idempotency_key.as_deref())?;
     let body = read_body(&mut req).await?;
@@ -36,12 +60,16 @@ pub async fn confirm(
         _ => None,
     };
     let room = gated.map(|event_id| WaitingRoomClient::new(env, event_id, &caller.sub));
-    if let Some(room) = &room {
-        if let Some(until) = memory::payments_paused_until(now_ms) {
-            return Err(payments_paused(until, now_ms));
-        }
-        claim_pass(room, &confirm.order_id, now_ms).await?;
-    }
+    let (gate, refusal) = match (gated, &room) {
+        (Some(event_id), Some(room)) => pass_for(room, event_id, &confirm.order_id, now_ms).await?,
+        _ => (Gate::Ungated, None),
+    };
+    // A replay is answered from the origin's records: not counted as a payment served.
+    let admission = match admitted {
+        Some(admitted) if refusal.is_none() => admitted.global(env, now_ms).await?,
+        _ => Admission::unlimited(),
+    };
+    let claimed = matches!(gate, Gate::Claimed { .. });
     let answer = OriginCall {
         method: Method::Post,
         path: "/payments/confirm".into(),
@@ -49,9 +77,13 @@ pub async fn confirm(
         idempotency_key: Some(idempotency_key),
         body: Some(body),
         request_id,
+        gate,
     }
     .answer(config, now_ms)
     .await?;
+    if let Some(refusal) = refusal.filter(|_| nothing_to_replay(&answer)) {
+        return Err(refusal);
+    }
     if let Some(for_ms) = answer.paused_for_ms {
         pause_gated_rooms(ctx, env, config, now_ms, for_ms);
     }
@@ -60,20 +92,81 @@ pub async fn confirm(
             close_queue_later(ctx, env.clone(), event_id.to_owned(), now_ms);
         }
     }
-    if let Some(room) = &room {
-        // An approval spends the pass and the buyer leaves the line; a definite failure
-        // frees it for another try; an unknown outcome keeps it with this order, which
-        // may still go through. If the room cannot be told, the pass expires on its own.
-        let told = match settlement(&answer) {
+    if let Some(room) = room.as_ref().filter(|_| claimed) {
+        // An approval spends the pass and the buyer leaves the line; a failure at the PG
+        // of this very order frees it for another; anything else keeps it with this
+        // order, which may still go through, or be sent again. If the room cannot be
+        // told, the pass expires on its own.
+        let told = match settlement(&answer, &confirm.order_id) {
             Settlement::Approved => room.consume().await,
             Settlement::NothingBought => room.release_claim(&confirm.order_id).await,
-            Settlement::Unknown => Ok(()),
+            Settlement::Kept => Ok(()),
         };
         if let Err(err) = told {
             worker::console_warn!("the waiting room was not told how a payment ended: {err}");
         }
     }
-    answer.into_response()
+    admission.decorate(answer.into_response()?)
+}
+
+/// The gate's word for a confirm of `order_id` in a gated event, and — when it is a
+/// replay only — the refusal to give if the origin has nothing to replay. It never fails
+/// open: a pass that cannot be checked is a refusal.
+async fn pass_for(
+    room: &WaitingRoomClient<'_>,
+    event_id: &str,
+    order_id: &str,
+    now_ms: i64,
+) -> Result<(Gate, Option<ApiError>), ApiError> {
+    if let Some(until) = memory::payments_paused_until(now_ms) {
+        return Ok((Gate::ReplayOnly, Some(payments_paused(until, now_ms))));
+    }
+    let refusal = match room.claim_pass(order_id).await {
+        Ok(PassClaim::Granted { room }) => {
+            let gate = Gate::Claimed {
+                event_id: event_id.to_owned(),
+                room,
+                order_id: order_id.to_owned(),
+            };
+            return Ok((gate, None));
+        }
+        Ok(PassClaim::Paused { until }) => payments_paused(until, now_ms),
+        Ok(PassClaim::NoPass) => ApiError::new(
+            429,
+            "QUEUE_PASS_REQUIRED",
+            "this event needs an admission pass: join its queue and wait for your turn",
+        ),
+        Ok(PassClaim::NotOpen { opens_at }) => ApiError::new(
+            409,
+            "NOT_OPEN_YET",
+            "this drop has not opened yet: no pass is valid before opensAt",
+        )
+        .with_field("opensAt", opens_at.into()),
+        Ok(PassClaim::InUse) => {
+            return Err(ApiError::new(
+                409,
+                "QUEUE_PASS_IN_USE",
+                "your pass is backing another payment; it frees up if that payment fails",
+            ))
+        }
+        Err(err) => return Err(admission_unavailable(err)),
+    };
+    Ok((Gate::ReplayOnly, Some(refusal)))
+}
+
+/// Whether the origin found nothing to answer a replay-only confirm with.
+fn nothing_to_replay(answer: &OriginAnswer) -> bool {
+    answer.status == 403 && code_of(answer).as_deref() == Some("QUEUE_PASS_REQUIRED")
+}
+
+fn code_of(answer: &OriginAnswer) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Refusal {
+        code: String,
+    }
+    serde_json::from_slice::<Refusal>(&answer.body)
+        .ok()
+        .map(|body| body.code)
 }
 
 /// Whether confirms for `event_id` need a pass: as an operator set it at run time (the
@@ -101,30 +194,6 @@ fn admission_unavailable(err: impl std::fmt::Display) -> ApiError {
         "admission cannot be checked now; try again shortly",
     )
     .with_header("retry-after", "2")
-}
-
-/// The gate of a gated event: a live pass of this user, claimed for this order — or no
-/// confirm. It never fails open: a pass that cannot be checked is a refusal.
-async fn claim_pass(
-    room: &WaitingRoomClient<'_>,
-    order_id: &str,
-    now_ms: i64,
-) -> Result<(), ApiError> {
-    match room.claim_pass(order_id).await {
-        Ok(PassClaim::Granted) => Ok(()),
-        Ok(PassClaim::Paused { until }) => Err(payments_paused(until, now_ms)),
-        Ok(PassClaim::NoPass) => Err(ApiError::new(
-            429,
-            "QUEUE_PASS_REQUIRED",
-            "this event needs an admission pass: join its queue and wait for your turn",
-        )),
-        Ok(PassClaim::InUse) => Err(ApiError::new(
-            409,
-            "QUEUE_PASS_IN_USE",
-            "your pass is backing another payment; it frees up if that payment fails",
-        )),
-        Err(err) => Err(admission_unavailable(err)),
-    }
 }
 
 /// 503 `PAYMENTS_PAUSED` until `until`: the confirm is not forwarded, the pass is kept.
@@ -183,34 +252,37 @@ fn close_queue_later(ctx: &Context, env: Env, event_id: String, now_ms: i64) {
 
 /// Whether the origin refused the confirm because the event has no unit left.
 fn is_sold_out(answer: &OriginAnswer) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Refusal {
-        code: String,
-    }
-    answer.status == 409
-        && serde_json::from_slice::<Refusal>(&answer.body).is_ok_and(|body| body.code == "SOLD_OUT")
+    answer.status == 409 && code_of(answer).as_deref() == Some("SOLD_OUT")
 }
 
-/// How a confirm ended, as far as the pass is concerned.
+/// How a confirm ended, as far as its claimed pass is concerned.
 enum Settlement {
     Approved,
-    /// Failed at the gateway, or refused as malformed: nothing was bought.
+    /// Definitive about this order: it failed at the PG (201 `FAILED`), or its id belongs
+    /// to another buyer's payment (409 `ORDER_ID_TAKEN`) — nothing is bought with it.
     NothingBought,
-    /// 202 UNKNOWN or a server error: the payment may still complete.
-    Unknown,
+    /// Anything else: an unknown outcome that may still complete, a refusal that says
+    /// nothing of the order in flight (a 400 or 422 of a request sent beside it), a
+    /// server error. The claim stays with this order.
+    Kept,
 }
 
-fn settlement(answer: &OriginAnswer) -> Settlement {
+fn settlement(answer: &OriginAnswer, order_id: &str) -> Settlement {
     #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     struct Status {
         status: String,
+        order_id: String,
     }
-    let status = serde_json::from_slice::<Status>(&answer.body).map(|body| body.status);
-    match (answer.status, status.as_deref()) {
-        (201, Ok("APPROVED")) => Settlement::Approved,
-        // A 409 (the order exists already) says nothing about that order's outcome.
-        (201, Ok("FAILED")) | (400 | 422, _) => Settlement::NothingBought,
-        _ => Settlement::Unknown,
+    let payment = serde_json::from_slice::<Status>(&answer.body).ok();
+    let of_this_order = payment.as_ref().filter(|p| p.order_id == order_id);
+    match (answer.status, of_this_order.map(|p| p.status.as_str())) {
+        (201, Some("APPROVED")) => Settlement::Approved,
+        (201, Some("FAILED")) => Settlement::NothingBought,
+        (409, _) if code_of(answer).as_deref() == Some("ORDER_ID_TAKEN") => {
+            Settlement::NothingBought
+        }
+        _ => Settlement::Kept,
     }
 }
 
@@ -230,6 +302,7 @@ pub async fn get(
         idempotency_key: None,
         body: None,
         request_id,
+        gate: Gate::Ungated,
     }
     .forward(config, now_ms)
     .await

@@ -16,6 +16,7 @@ use rules::token::AccessClaims;
 use worker::{Env, Response};
 
 use crate::config::EdgeConfig;
+use crate::directory;
 use crate::durable_call::ObjectUnavailable;
 use crate::error::ApiError;
 use crate::queue::client::WaitingRoomClient;
@@ -114,6 +115,32 @@ pub async fn status_from_ticket(
         ticket: None,
         as_of: Some(snapshot.as_of),
     })?)
+}
+
+/// 404 `EVENT_NOT_FOUND` unless someone defined `event_id`: `GATED_EVENTS` names it, or
+/// an operator gave it a room (the event directory, read at most once a second). Asked
+/// before any room or window is touched, so no state exists for an event nobody defined.
+pub async fn check_defined(
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &str,
+    now_ms: i64,
+) -> Result<(), ApiError> {
+    check_event_id(event_id)?;
+    if config.gated_events.contains(event_id) {
+        return Ok(());
+    }
+    let gating = directory::client::gating(env, now_ms)
+        .await
+        .map_err(soft_unavailable)?;
+    match gating.contains_key(event_id) {
+        true => Ok(()),
+        false => Err(ApiError::new(
+            404,
+            "EVENT_NOT_FOUND",
+            "no such event: its queue opens once an operator defines it",
+        )),
+    }
 }
 
 /// `GET /queue/{eventId}/status` (and `GET /queue/{eventId}` asking for JSON).

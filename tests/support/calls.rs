@@ -71,6 +71,7 @@ impl System {
                 user_id: user,
                 idempotency_key: key.unwrap_or_default(),
                 request_id: "",
+                pass: "",
                 body: body.as_bytes(),
             },
         )
@@ -89,6 +90,7 @@ impl System {
             user_id: user,
             idempotency_key: "",
             request_id: "",
+            pass: "",
             body: b"",
         })
         .send()

@@ -7,9 +7,17 @@
 //! not take (a new opening once the prequeue was drawn, reopening a closed drop). When
 //! the edge cannot be told, the origin's side stands and the answer says so (502
 //! `EDGE_UNAVAILABLE`): sending the request again tells it.
+//!
+//! A drop with an opening (`opensAt`, `prequeueFrom`) is gated: left out, `gated` is
+//! true, and `gated: false` beside them is refused. The room is stored before the stock
+//! is set, so a gated event is gated at the origin from its first unit on. That its stock
+//! is live before the edge's room is told is safe: the origin itself refuses a confirm
+//! for a gated event without the pass the edge claimed for it (`routes/gate.rs`), so
+//! nothing is sold past a room the edge does not yet know.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use rules::drop::{RoomSettings, RoomState, RoomUpdate};
@@ -88,8 +96,19 @@ pub async fn put_event(
     if request.amount <= 0 {
         return Err(invalid("amount: must be more than 0".into()));
     }
+    let opening = request.opens_at.is_some() || request.prequeue_from.is_some();
+    let gated = match request.gated {
+        Some(false) if opening => {
+            return Err(invalid(
+                "gated: a drop with opensAt or prequeueFrom is gated (leave gated out or true)"
+                    .into(),
+            ))
+        }
+        Some(gated) => gated,
+        None => opening,
+    };
     let settings = RoomSettings {
-        gated: request.gated.unwrap_or(false),
+        gated,
         admit_limit: request.admit_limit,
         admit_per_minute: request.admit_per_minute,
         pass_ttl_seconds: request.pass_ttl_seconds,
@@ -115,27 +134,45 @@ pub async fn put_event(
         stock: request.stock,
         amount: request.amount,
     };
-    let view = match state.store.upsert_event(&spec, now).await {
-        Ok(view) => view,
-        Err(StoreError::StockBelowCommitted { committed }) => {
-            return Err(conflict(
-                "STOCK_BELOW_COMMITTED",
-                format!("stock: {committed} units are already reserved or sold"),
-            ))
+    // Checked before the room changes; `upsert_event` checks again as it sets the stock.
+    if let Some(event) = state.store.event(&request.event_id).await? {
+        let committed = event.reserved + event.sold;
+        if request.stock < committed {
+            return Err(below_committed(committed));
         }
-        Err(other) => return Err(other.into()),
-    };
-    tracing::info!(event_id = %view.event_id, stock = view.stock, amount = view.amount, "event set");
-    let mut answer = serde_json::to_value(&view).map_err(ApiError::internal)?;
-    if room_given {
+    }
+    // The room first: a gated event's stock never goes live ungated here.
+    let update = if room_given {
         let state_now = stored.map_or(RoomState::Open, |s| s.state);
         let update = state
             .store
             .set_event_room(&request.event_id, &settings, state_now, now)
             .await?;
+        Some(update)
+    } else {
+        None
+    };
+    let view = match state.store.upsert_event(&spec, now).await {
+        Ok(view) => view,
+        Err(StoreError::StockBelowCommitted { committed }) => {
+            return Err(below_committed(committed))
+        }
+        Err(other) => return Err(other.into()),
+    };
+    tracing::info!(event_id = %view.event_id, stock = view.stock, amount = view.amount, "event set");
+    let mut answer = serde_json::to_value(&view).map_err(ApiError::internal)?;
+    if let Some(update) = update {
         answer["room"] = tell_edge(&state, &request.event_id, &update).await?;
     }
     Ok(Json(answer))
+}
+
+/// A stock below the `committed` units already reserved or sold.
+fn below_committed(committed: i64) -> ApiError {
+    conflict(
+        "STOCK_BELOW_COMMITTED",
+        format!("stock: {committed} units are already reserved or sold"),
+    )
 }
 
 /// The most events `GET /admin/events` lists.
@@ -181,6 +218,64 @@ pub async fn set_room_state(
         .await?;
     tracing::info!(%event_id, state = wanted.name(), version = update.version, "room state set");
     Ok(Json(tell_edge(&state, &event_id, &update).await?))
+}
+
+/// The most people `GET /admin/events/{eventId}/draw` lists in one page.
+const MAX_DRAWN_PAGE: u32 = 10_000;
+
+/// `?from=&limit=` of the draw's list.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrawPage {
+    from: Option<u64>,
+    limit: Option<u32>,
+}
+
+/// `GET /admin/events/{eventId}/draw?from=&limit=`: the prequeue's draw, for audit — the
+/// seed, when, how many, and the people in their drawn order from place `from` (at most
+/// `limit`, 1000 unless given, 10,000 at most), as the edge's room keeps them. Anyone
+/// with the seed and the list re-derives the order (`rules::queue::draw::order`).
+pub async fn draw_list(
+    State(state): State<AppState>,
+    Path(event_id): Path<String>,
+    page: Result<Query<DrawPage>, QueryRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    rules::confirm::check_event_id(&event_id)?;
+    let Query(page) = page.map_err(|rejection| {
+        invalid(format!(
+            "expected ?from=PLACE&limit=N: {}",
+            rejection.body_text()
+        ))
+    })?;
+    let limit = page.limit.unwrap_or(1_000);
+    if limit == 0 || limit > MAX_DRAWN_PAGE {
+        return Err(invalid(format!("limit: 1 to {MAX_DRAWN_PAGE}")));
+    }
+    state.store.event_room(&event_id).await?.ok_or_else(|| {
+        conflict(
+            "ROOM_NOT_CONFIGURED",
+            "define the event's room with POST /admin/events first",
+        )
+    })?;
+    let answer = edge_of(&state)?
+        .draw_list(&event_id, page.from.unwrap_or(0), limit)
+        .await
+        .map_err(|err| edge_unreachable(format!("{err:#}")))?;
+    match answer.status {
+        200 => Ok(Json(answer.body)),
+        status => Err(edge_unreachable(format!(
+            "it answered {status}: {}",
+            answer.body
+        ))),
+    }
+}
+
+fn edge_unreachable(why: String) -> ApiError {
+    ApiError::Refused {
+        status: StatusCode::BAD_GATEWAY,
+        code: "EDGE_UNAVAILABLE",
+        message: format!("the edge's room could not be read ({why}): try again"),
+    }
 }
 
 /// `GET /admin/events/{eventId}`: `{eventId, stock, amount, reserved, sold}`, with the

@@ -4,7 +4,9 @@
 //! state, so tests drive them without a socket. The handlers, one file per group of
 //! routes:
 //!
-//! - [`payments`] — confirm (TX 1, guarded gateway call, TX 2) and read-back.
+//! - [`payments`] — confirm (TX 1, guarded gateway call, TX 2) and read-back; the
+//!   waiting-room gate and the order's holder checked first (`gate.rs`), the outcome of
+//!   the call (`outcome.rs`).
 //! - [`credentials`] — the signed credential check behind the edge's login.
 //! - [`webhooks`] — the PG's webhooks: hints, looked up at a bounded rate.
 //! - [`admin`] — operator routes behind `OPERATOR_TOKEN`.
@@ -14,6 +16,8 @@ pub mod admin;
 pub mod console;
 pub mod credentials;
 pub mod events;
+mod gate;
+mod outcome;
 pub mod payments;
 pub mod reconciliations;
 pub mod webhooks;
@@ -97,6 +101,7 @@ pub fn admin_app(state: AppState) -> Router {
             get(events::list_events).post(events::put_event),
         )
         .route("/admin/events/{event_id}", get(events::get_event))
+        .route("/admin/events/{event_id}/draw", get(events::draw_list))
         .route(
             "/admin/events/{event_id}/{action}",
             post(events::set_room_state),

@@ -6,6 +6,9 @@
 //! through the [`crate::guard`]: a refusal is a known failure, never UNKNOWN, and
 //! approvals are never retried. Database steps are retried on transient errors: each
 //! is a whole transaction, so running it again is starting over.
+//!
+//! Before any of it, the edge's gate and the order's holder are checked (`gate.rs`);
+//! what the call's answer makes of the payment is `outcome.rs`'s.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -19,13 +22,15 @@ use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use crate::clock::now_ms;
 use crate::edge_signature::EdgeCaller;
 use crate::error::{error_body, ApiError};
-use crate::gateway::{self, Confirmed, GatewayAnswer, GatewayStatus, Order};
+use crate::gateway::{self, Confirmed, GatewayAnswer, Order};
 use crate::guard::Refusal;
 use crate::idempotency::{self, Answer};
-use crate::recovery::Applied;
 use crate::state::AppState;
 use crate::store::transient::retry_transient;
 use crate::store::{Claimed, GatewayKeys, NewPayment, Outcome, Payment, PaymentStatus, StoreError};
+
+use super::gate::{self, existing_order, order_exists, payment_answer};
+use super::outcome::{keep_reference, outcome_of, refund_late_approval};
 
 /// How many payments `GET /payments` lists.
 const RECENT_LIMIT: u32 = 50;
@@ -50,6 +55,9 @@ pub async fn confirm(
         });
     }
     let claim = idempotency::claim(&caller.user_id, &key, &body);
+    if let Some(answer) = gate::admit(&state, &caller, &request, &claim).await? {
+        return Ok(answer);
+    }
     let claimed = retry_transient(&state.metrics, "claim_idempotency_key", || {
         state.store.claim_idempotency_key(&claim, now_ms())
     })
@@ -144,6 +152,9 @@ async fn settle_payment(
     resumed: bool,
     paused_for_ms: &mut Option<u64>,
 ) -> Result<Answer, ApiError> {
+    if let Some(answer) = existing_order(state, &user_id, &request.order_id, resumed).await? {
+        return Ok(answer);
+    }
     let mut random = [0u8; 8];
     getrandom::fill(&mut random).map_err(ApiError::internal)?;
     let new = NewPayment {
@@ -164,15 +175,11 @@ async fn settle_payment(
     .await;
     let pending = match inserted {
         Ok(pending) => pending,
-        Err(StoreError::DuplicateOrder) if resumed => {
-            // The request that first held this key got this far before it died.
-            let existing = state
-                .store
-                .payment_by_order(&new.user_id, &new.order_id)
-                .await?;
-            return Ok(existing.map_or_else(order_exists, |p| payment_answer(&p)));
+        // Another confirm inserted this order since it was looked up.
+        Err(StoreError::DuplicateOrder) => {
+            let existing = existing_order(state, &new.user_id, &new.order_id, resumed).await?;
+            return Ok(existing.unwrap_or_else(order_exists));
         }
-        Err(StoreError::DuplicateOrder) => return Ok(order_exists()),
         Err(StoreError::SoldOut) => {
             tracing::info!(event_id = new.event_id.as_deref(), order_id = %new.order_id, "sold out");
             return Ok(Answer::json(
@@ -258,52 +265,6 @@ async fn settle_payment(
     }
 }
 
-/// A payment a look-up settled FAILED while its confirm's call waited, and which the PG
-/// then approved: no money is kept without a sale, so it is refunded as any late approval
-/// is (`Recovery::apply`), and answered as it then stands.
-async fn refund_late_approval(
-    state: &AppState,
-    payment: Payment,
-    approved: gateway::Approval,
-) -> Answer {
-    tracing::error!(order_id = %payment.order_id, "approved after it was recorded FAILED; refunding");
-    match state
-        .recovery
-        .apply(payment.clone(), GatewayStatus::Approved(approved))
-        .await
-    {
-        Ok(Applied::Refunded(now) | Applied::RefundPending(now)) => payment_answer(&now),
-        Ok(_) => payment_answer(&payment),
-        Err(err) => {
-            tracing::error!(order_id = %payment.order_id, error = %err, "could not mark the late approval for refund: money is held without a sale; an operator must look");
-            state.metrics.gateway_needs_operator("pg_disagrees");
-            payment_answer(&payment)
-        }
-    }
-}
-
-/// Keeps the PG's id for the payment before TX 2, so that even a crash between the two
-/// leaves recovery what it needs to look the payment up.
-async fn keep_reference(state: &AppState, payment_id: i64, reference: &str) {
-    let kept = retry_transient(&state.metrics, "record_reference", || {
-        state.store.record_reference(payment_id, reference)
-    })
-    .await;
-    if let Err(err) = kept {
-        tracing::error!(payment_id, reference, error = %err, "could not keep the PG's id for a payment");
-    }
-}
-
-fn order_exists() -> Answer {
-    Answer::json(
-        StatusCode::CONFLICT,
-        &error_body(
-            "ORDER_EXISTS",
-            "a payment for this orderId already exists; read it with GET /payments/{orderId}",
-        ),
-    )
-}
-
 /// `GET /payments/{orderId}`: the caller's payment as it stands now.
 pub async fn get(
     State(state): State<AppState>,
@@ -332,96 +293,4 @@ pub async fn list(
         .recent_payments(&caller.user_id, RECENT_LIMIT)
         .await?;
     Ok(Json(serde_json::json!({ "payments": payments })))
-}
-
-/// What a gateway answer makes of a pending payment. What was not sent is not unknown,
-/// and an approval counts only for the order it was asked for.
-fn outcome_of(answer: &GatewayAnswer, expected: gateway::Expected<'_>) -> Outcome {
-    match answer {
-        GatewayAnswer::Approved(approval) => match approval.mismatch(expected) {
-            None => Outcome::Approved {
-                approved_at: approval.approved_at.unwrap_or_else(now_ms),
-            },
-            Some(flag) => Outcome::Flagged { flag },
-        },
-        GatewayAnswer::Declined { .. } => Outcome::Failed {
-            reason: "DECLINED".into(),
-        },
-        GatewayAnswer::Rejected { .. } | GatewayAnswer::Throttled { .. } => Outcome::Failed {
-            reason: "GATEWAY_REJECTED".into(),
-        },
-        GatewayAnswer::NotSent => Outcome::Failed {
-            reason: "GATEWAY_UNREACHABLE".into(),
-        },
-        GatewayAnswer::Unknown { .. } => Outcome::Unknown,
-    }
-}
-
-/// 201 for a settled payment, 202 while its outcome is not known.
-fn payment_answer(payment: &Payment) -> Answer {
-    let status = match payment.status {
-        PaymentStatus::Approved | PaymentStatus::Failed | PaymentStatus::Refunded => {
-            StatusCode::CREATED
-        }
-        PaymentStatus::Unknown | PaymentStatus::Pending => StatusCode::ACCEPTED,
-    };
-    Answer::json(status, payment)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_an_answer_that_may_have_charged_is_unknown() {
-        let expected = gateway::Expected {
-            order_id: "order-1",
-            amount: 15_000,
-            currency: "KRW",
-        };
-        let approval = |amount| {
-            GatewayAnswer::Approved(gateway::Approval {
-                order_id: "order-1".into(),
-                amount,
-                currency: "KRW".into(),
-                approved_at: Some(5),
-                reference: None,
-            })
-        };
-        let failed = |reason: &str| Outcome::Failed {
-            reason: reason.into(),
-        };
-        let cases = [
-            (approval(15_000), Outcome::Approved { approved_at: 5 }),
-            (
-                approval(15_100),
-                Outcome::Flagged {
-                    flag: "the PG approved 15100 KRW, the payment was for 15000 KRW".into(),
-                },
-            ),
-            (
-                GatewayAnswer::Declined {
-                    code: "REJECT_CARD_PAYMENT".into(),
-                },
-                failed("DECLINED"),
-            ),
-            (
-                GatewayAnswer::Rejected {
-                    status: 401,
-                    code: "UNAUTHORIZED_KEY".into(),
-                },
-                failed("GATEWAY_REJECTED"),
-            ),
-            (GatewayAnswer::NotSent, failed("GATEWAY_UNREACHABLE")),
-            (
-                GatewayAnswer::Unknown {
-                    cause: "timeout".into(),
-                },
-                Outcome::Unknown,
-            ),
-        ];
-        for (answer, outcome) in cases {
-            assert_eq!(outcome_of(&answer, expected), outcome, "{answer:?}");
-        }
-    }
 }

@@ -4,7 +4,7 @@
 use sqlx::Row;
 
 use super::sql::{decode_error, sql_bounds, Written as _};
-use super::{Claimed, IdempotencyClaim, StoreError, StoredResponse};
+use super::{Claimed, IdempotencyClaim, IdempotencyRecord, StoreError, StoredResponse};
 
 sql_bounds! {
     pub(super) async fn claim_idempotency_key(
@@ -39,40 +39,16 @@ sql_bounds! {
         if inserted.rows() == 1 {
             return Ok(Claimed::Started);
         }
-        let row = sqlx::query(
-            "SELECT request_hash, state, response_status, response_body, locked_until \
-             FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2",
-        )
-        .bind(key.0)
-        .bind(key.1)
-        .fetch_optional(self.pool)
-        .await?;
-        // Purged between the insert and the read: as good as in flight for a moment.
-        let Some(row) = row else {
-            return Ok(Claimed::InFlight { until_ms: now_ms });
+        let locked_until = match self.recorded(claim, now_ms).await? {
+            // Purged between the insert and the read: as good as in flight for a moment.
+            None => return Ok(Claimed::InFlight { until_ms: now_ms }),
+            Some(IdempotencyRecord::Mismatch) => return Ok(Claimed::Mismatch),
+            Some(IdempotencyRecord::Done(stored)) => return Ok(Claimed::Done(stored)),
+            Some(IdempotencyRecord::InFlight { until_ms }) if until_ms > now_ms => {
+                return Ok(Claimed::InFlight { until_ms })
+            }
+            Some(IdempotencyRecord::InFlight { until_ms }) => until_ms,
         };
-        let request_hash: String = row.try_get("request_hash")?;
-        if request_hash != claim.request_hash {
-            return Ok(Claimed::Mismatch);
-        }
-        let locked_until: i64 = row.try_get("locked_until")?;
-        if row.try_get::<String, _>("state")? == "DONE" {
-            let status: Option<i64> = row.try_get("response_status")?;
-            let body: Option<String> = row.try_get("response_body")?;
-            let (Some(status), Some(body)) = (status, body) else {
-                return Err(decode_error("a DONE key without its response".into()));
-            };
-            return Ok(Claimed::Done(StoredResponse {
-                status: u16::try_from(status)
-                    .map_err(|_| decode_error(format!("response status {status}")))?,
-                body,
-            }));
-        }
-        if locked_until > now_ms {
-            return Ok(Claimed::InFlight {
-                until_ms: locked_until,
-            });
-        }
         // Compare-and-set on the lease: of takeovers racing, the first to update wins,
         // and the others re-check the row it left and find the lease moved.
         let taken_over = sqlx::query(
@@ -92,6 +68,61 @@ sql_bounds! {
                 until_ms: now_ms + claim.lease_ms,
             }
         })
+    }
+
+    /// What is recorded for `claim`'s key, read only; `None` when there is no record
+    /// within its retention, or only a lease that ran out (its request died, and left
+    /// only what it may have written).
+    pub(super) async fn idempotency_record(
+        &self,
+        claim: &IdempotencyClaim,
+        now_ms: i64,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        let record = self.recorded(claim, now_ms).await?;
+        Ok(record.filter(|record| {
+            !matches!(record, IdempotencyRecord::InFlight { until_ms } if *until_ms <= now_ms)
+        }))
+    }
+
+    /// The record of `claim`'s key created within its retention, its lease as it stands
+    /// (perhaps run out).
+    async fn recorded(
+        &self,
+        claim: &IdempotencyClaim,
+        now_ms: i64,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT request_hash, state, response_status, response_body, locked_until \
+             FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2 \
+             AND created_at > $3",
+        )
+        .bind(claim.user_id.as_str())
+        .bind(claim.key.as_str())
+        .bind(now_ms - claim.retain_ms)
+        .fetch_optional(self.pool)
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let request_hash: String = row.try_get("request_hash")?;
+        if request_hash != claim.request_hash {
+            return Ok(Some(IdempotencyRecord::Mismatch));
+        }
+        if row.try_get::<String, _>("state")? == "DONE" {
+            let status: Option<i64> = row.try_get("response_status")?;
+            let body: Option<String> = row.try_get("response_body")?;
+            let (Some(status), Some(body)) = (status, body) else {
+                return Err(decode_error("a DONE key without its response".into()));
+            };
+            return Ok(Some(IdempotencyRecord::Done(StoredResponse {
+                status: u16::try_from(status)
+                    .map_err(|_| decode_error(format!("response status {status}")))?,
+                body,
+            })));
+        }
+        Ok(Some(IdempotencyRecord::InFlight {
+            until_ms: row.try_get("locked_until")?,
+        }))
     }
 
     pub(super) async fn finish_idempotency_key(

@@ -71,6 +71,14 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> Result<Claimed, StoreError>;
 
+    /// What is recorded for `claim`'s key, without claiming it or writing anything;
+    /// `None` when no record is kept within its retention, or only a lease that ran out.
+    async fn idempotency_record(
+        &self,
+        claim: &IdempotencyClaim,
+        now_ms: i64,
+    ) -> Result<Option<IdempotencyRecord>, StoreError>;
+
     /// Stores the response of a claimed key's request, for replay.
     async fn finish_idempotency_key(
         &self,
@@ -128,7 +136,8 @@ pub trait Store: Send + Sync + 'static {
     /// The payment with this id.
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError>;
 
-    /// The payment for `order_id`, whoever owns it (PG webhooks name only the order).
+    /// The payment for `order_id`, whoever owns it (PG webhooks name only the order; a
+    /// confirm asks who holds the order before anything else).
     async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError>;
 
     /// Payments in `status`, oldest first.

@@ -13,9 +13,9 @@ use sqlx::{Database, Pool};
 
 use super::sql::{sql_bounds, Sql};
 use super::{
-    BreakerControl, Claimed, EventSpec, EventView, IdempotencyClaim, Lease, NewPayment, Outcome,
-    Payment, PaymentStatus, Replacement, SharedBudget, Store, StoreError, StoredPaymentKey,
-    StoredResponse, User,
+    BreakerControl, Claimed, EventSpec, EventView, IdempotencyClaim, IdempotencyRecord, Lease,
+    NewPayment, Outcome, Payment, PaymentStatus, Replacement, SharedBudget, Store, StoreError,
+    StoredPaymentKey, StoredResponse, User,
 };
 use crate::crypto::FieldCipher;
 use crate::policy::recovery::Decision;
@@ -107,6 +107,14 @@ sql_bounds! {
         now_ms: i64,
     ) -> Result<Claimed, StoreError> {
         self.sql().claim_idempotency_key(claim, now_ms).await
+    }
+
+    async fn idempotency_record(
+        &self,
+        claim: &IdempotencyClaim,
+        now_ms: i64,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        self.sql().idempotency_record(claim, now_ms).await
     }
 
     async fn finish_idempotency_key(

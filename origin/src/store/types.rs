@@ -273,6 +273,17 @@ pub enum Claimed {
     Done(StoredResponse),
 }
 
+/// What is recorded for a key, read without claiming it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdempotencyRecord {
+    /// The key was used for another request body.
+    Mismatch,
+    /// The key's request is running, its lease until `until_ms`.
+    InFlight { until_ms: i64 },
+    /// The key's request finished: its response, to replay.
+    Done(StoredResponse),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("a payment for this order id already exists")]

@@ -26,6 +26,7 @@ use origin::routes::{admin_app, app, metrics_app};
 use origin::state::AppState;
 use origin::store::sqlite::SqliteStore;
 use origin::users::Passwords;
+use rules::pass::{Gate, PASS_HEADER};
 use rules::signing::SignedRequest;
 use serde_json::Value;
 use tower::ServiceExt as _;
@@ -64,6 +65,25 @@ impl Origin {
         requests: u32,
         logins: u32,
     ) -> Self {
+        Self::build(gateway_url, guard, requests, logins, None).await
+    }
+
+    /// An origin that tells the edge at `edge_url` of the drops' rooms.
+    pub async fn with_edge(gateway_url: &str, edge_url: &str) -> Self {
+        let edge = origin::edge::Edge {
+            url: edge_url.to_owned(),
+            secret: SECRET.to_vec(),
+        };
+        Self::build(gateway_url, GuardConfig::default(), 64, 64, Some(edge)).await
+    }
+
+    async fn build(
+        gateway_url: &str,
+        guard: GuardConfig,
+        requests: u32,
+        logins: u32,
+        edge: Option<origin::edge::Edge>,
+    ) -> Self {
         let db = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", db.path().join("origin.sqlite3").display());
         let metrics = Arc::new(Metrics::default());
@@ -92,7 +112,7 @@ impl Origin {
                 RecoveryConfig::for_gateway_timeout(guard.timeout),
             )),
             webhooks,
-            edge_calls: None,
+            edge_calls: edge.map(Arc::new),
         };
         Self {
             router: app(state.clone()),
@@ -140,44 +160,78 @@ impl Origin {
 }
 
 /// The headers the edge signs a request of `user-1` with, under `secret`, with a
-/// fresh nonce.
+/// fresh nonce and no word from its gate.
 pub fn edge_headers(
     secret: &[u8],
     method: &str,
     path: &str,
     key: &str,
     body: &[u8],
-) -> [(&'static str, String); 4] {
+) -> Vec<(&'static str, String)> {
+    edge_headers_as(secret, "user-1", &Gate::Ungated, method, path, key, body)
+}
+
+/// The headers the edge signs a request of `user` with, under `secret`, with a fresh
+/// nonce and its gate's word `gate` (sent only when it says something).
+pub fn edge_headers_as(
+    secret: &[u8],
+    user: &str,
+    gate: &Gate,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: &[u8],
+) -> Vec<(&'static str, String)> {
     static NEXT_NONCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nonce = format!(
         "{:032x}",
         NEXT_NONCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     let timestamp_ms = now_ms();
+    let pass = gate.field();
     let signature = SignedRequest {
         method,
         path_and_query: path,
         timestamp_ms,
         nonce: &nonce,
-        user_id: "user-1",
+        user_id: user,
         idempotency_key: key,
         request_id: "",
+        pass: &pass,
         body,
     }
     .sign(secret)
     .unwrap();
-    [
-        ("x-edge-user", "user-1".to_owned()),
+    let mut headers = vec![
+        ("x-edge-user", user.to_owned()),
         ("x-edge-timestamp", timestamp_ms.to_string()),
         ("x-edge-nonce", nonce),
         ("x-edge-signature", signature),
-    ]
+    ];
+    if !pass.is_empty() {
+        headers.push((PASS_HEADER, pass));
+    }
+    headers
 }
 
 /// A request signed as the edge signs it, for user `user-1`, with a fresh nonce.
 pub fn signed(method: &str, path: &str, key: Option<&str>, body: &str) -> Request<Body> {
-    let headers = edge_headers(
+    signed_as("user-1", &Gate::Ungated, method, path, key, body)
+}
+
+/// A request signed as the edge signs it, for `user` with the gate's word `gate`.
+pub fn signed_as(
+    user: &str,
+    gate: &Gate,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: &str,
+) -> Request<Body> {
+    let headers = edge_headers_as(
         SECRET,
+        user,
+        gate,
         method,
         path,
         key.unwrap_or_default(),

@@ -24,18 +24,23 @@ impl RoomStorage {
             .to_array()?;
         match held.first() {
             Some(claim) if claim.order_id != order_id => Ok(PassClaim::InUse),
-            Some(_) => Ok(PassClaim::Granted),
+            Some(_) => Ok(PassClaim::Granted {
+                room: self.identity()?,
+            }),
             None => {
                 self.sql.exec(
                     "INSERT INTO claims (user, order_id) VALUES (?, ?)",
                     vec![user.into(), order_id.into()],
                 )?;
-                Ok(PassClaim::Granted)
+                Ok(PassClaim::Granted {
+                    room: self.identity()?,
+                })
             }
         }
     }
 
-    /// The claiming payment failed: the pass may back another order.
+    /// The claiming payment failed at the PG (the origin's 201 `FAILED` for this very
+    /// order): the pass may back another order. Nothing else frees a claim.
     pub fn release(&self, user: &str, order_id: &str) -> Result<()> {
         self.sql.exec(
             "DELETE FROM claims WHERE user = ? AND order_id = ?",

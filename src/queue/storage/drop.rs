@@ -1,5 +1,6 @@
 //! What a room keeps of its drop: the settings the origin handed it (with their
-//! version), the prequeue until the opening, the draw (its seed, when, how many), when
+//! version), the prequeue until the opening, the draw (its seed, when, how many, and its
+//! people in their drawn order, kept for audit), when
 //! the last minute's passes were issued (the rate), and whether an operator holds or
 //! closed the room.
 
@@ -24,6 +25,10 @@ CREATE TABLE IF NOT EXISTS draw (
     seed     TEXT    NOT NULL,
     drawn_at INTEGER NOT NULL,
     drawn    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS drawn (
+    place INTEGER PRIMARY KEY,
+    user  TEXT    NOT NULL
 );
 CREATE TABLE IF NOT EXISTS issued (
     at INTEGER NOT NULL
@@ -128,6 +133,22 @@ impl RoomStorage {
         Ok(())
     }
 
+    /// Moves everyone in the line into the prequeue, as if they had entered it at
+    /// `now_ms`: the drop's first opening was set while a line stood (a room used before
+    /// it was defined). Their passes and claims go with their places; arrival numbers are
+    /// not reused, so the old tickets name no one.
+    pub fn line_to_prequeue(&self, now_ms: i64) -> Result<()> {
+        self.sql.exec(
+            "INSERT INTO prequeue (user, joined_at) SELECT user, ? FROM entries WHERE true \
+             ON CONFLICT (user) DO NOTHING",
+            vec![now_ms.into()],
+        )?;
+        for table in ["claims", "entries", "presence"] {
+            self.sql.exec(&format!("DELETE FROM {table}"), None)?;
+        }
+        Ok(())
+    }
+
     /// Takes `user` out of the prequeue (a leave before the draw).
     pub fn unprequeue(&self, user: &str) -> Result<()> {
         self.sql
@@ -162,8 +183,15 @@ impl RoomStorage {
         Ok(rows.into_iter().map(|row| row.user).collect())
     }
 
-    /// Records the draw and empties the prequeue: its people are in the line now.
-    pub fn record_draw(&self, draw: &Draw) -> Result<()> {
+    /// Records the draw — its seed, and the people in their drawn order, kept for audit —
+    /// and empties the prequeue: its people are in the line now.
+    pub fn record_draw(&self, draw: &Draw, order: &[String]) -> Result<()> {
+        for (place, user) in order.iter().enumerate() {
+            self.sql.exec(
+                "INSERT INTO drawn (place, user) VALUES (?, ?)",
+                vec![(place as i64).into(), user.clone().into()],
+            )?;
+        }
         self.sql.exec(
             "INSERT INTO draw (id, seed, drawn_at, drawn) VALUES (0, ?, ?, ?)",
             vec![
@@ -174,6 +202,18 @@ impl RoomStorage {
         )?;
         self.sql.exec("DELETE FROM prequeue", None)?;
         Ok(())
+    }
+
+    /// The people of the draw in its order, `limit` of them from place `from`.
+    pub fn drawn_people(&self, from: u64, limit: u32) -> Result<Vec<String>> {
+        let rows: Vec<UserRow> = self
+            .sql
+            .exec(
+                "SELECT user FROM drawn WHERE place >= ? ORDER BY place LIMIT ?",
+                vec![super::sql_int(from)?.into(), i64::from(limit).into()],
+            )?
+            .to_array()?;
+        Ok(rows.into_iter().map(|row| row.user).collect())
     }
 
     /// A pass was issued at `at`; what is past the rate's minute is forgotten.
