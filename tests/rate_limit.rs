@@ -248,3 +248,40 @@ async fn unlimited_routes_carry_no_rate_limit_headers() {
         assert!(me.headers().get("ratelimit").is_none());
     }
 }
+
+/// With the session objects down and `DENYLIST_FAIL_MODE=open` (the default), the
+/// denylist is skipped, not the user's window: it is counted apart, and a user past it is
+/// still refused.
+#[tokio::test]
+async fn failing_open_on_the_denylist_keeps_the_users_window() {
+    let system = System::start_with(EdgeSetup {
+        vars: vec![("RATE_LIMIT_USER", "2/1m".into())],
+        session_objects_down: true,
+        ..EdgeSetup::default()
+    })
+    .await;
+    let token = system.token("user-1", 600);
+    let mut statuses = Vec::new();
+    for n in 0..4 {
+        statuses.push(
+            confirm(&system, &token, &format!("open-{n}"))
+                .await
+                .status(),
+        );
+    }
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::CREATED,
+            StatusCode::CREATED,
+            StatusCode::TOO_MANY_REQUESTS,
+            StatusCode::TOO_MANY_REQUESTS
+        ]
+    );
+    let other = system.token("user-2", 600);
+    assert_eq!(
+        confirm(&system, &other, "open-other").await.status(),
+        StatusCode::CREATED,
+        "one user's window, not everyone's"
+    );
+}

@@ -121,7 +121,7 @@ impl Edge {
                 dir: dir.path(),
                 vars,
                 durable_objects,
-                objects_down: false,
+                objects_down: &[],
                 inspector: launch.inspector,
                 driver: None,
                 twin: None,

@@ -32,7 +32,8 @@ pub(super) struct Launch {
     pub(super) runtime: EdgeRuntime,
     pub(super) base: std::path::PathBuf,
     pub(super) vars: Vec<(&'static str, String)>,
-    pub(super) sessions_down: bool,
+    /// The bindings of the edge's objects that are down (every call fails).
+    pub(super) objects_down: Vec<&'static str>,
 }
 
 /// The port of a `http://127.0.0.1:{port}` address.
@@ -74,7 +75,11 @@ impl super::System {
             runtime: edge_runtime,
             base,
             vars,
-            sessions_down: setup.sessions_down,
+            objects_down: match (setup.sessions_down, setup.session_objects_down) {
+                (true, _) => EDGE_OBJECTS.iter().map(|(binding, _)| *binding).collect(),
+                (false, true) => vec!["USER_SESSIONS"],
+                (false, false) => Vec::new(),
+            },
         };
         let twin_socket = match setup.twin {
             true => Some(held_socket().map_err(|err| err.to_string())?),
@@ -147,7 +152,7 @@ impl super::System {
 }
 
 /// The command that serves the edge as `launch` says, on `socket`, and its twin isolate
-/// on `twin` (workerd only). With `sessions_down`, every object call fails (workerd
+/// on `twin` (workerd only). The objects of `objects_down` fail every call (workerd
 /// only). workerd is handed the sockets themselves, already listening; `wrangler dev`
 /// binds the port itself.
 pub(super) fn command(
@@ -159,7 +164,7 @@ pub(super) fn command(
         runtime,
         ref base,
         ref vars,
-        sessions_down,
+        ref objects_down,
     } = launch;
     let root = harness::workspace();
     workerd::build(None).unwrap_or_else(|err| panic!("{err:#}"));
@@ -172,7 +177,7 @@ pub(super) fn command(
                 dir: &dir,
                 vars,
                 durable_objects: &EDGE_OBJECTS,
-                objects_down: sessions_down,
+                objects_down,
                 inspector: None,
                 driver: None,
                 twin,
@@ -181,8 +186,8 @@ pub(super) fn command(
         }
         EdgeRuntime::WranglerDev => {
             assert!(
-                !sessions_down && twin.is_none(),
-                "sessions_down and a twin are served under workerd only"
+                objects_down.is_empty() && twin.is_none(),
+                "objects down and a twin are served under workerd only"
             );
             let port = socket.local_addr().expect("a bound socket").port();
             wrangler_dev(&root, base, port, vars)

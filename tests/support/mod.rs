@@ -55,6 +55,9 @@ pub struct EdgeSetup {
     /// Bind the edge's object namespaces to a stand-in Worker whose objects throw, so
     /// every call to them fails: the denylist fail modes are observable.
     pub sessions_down: bool,
+    /// Bind only the users' session objects to that stand-in: the denylist and the
+    /// session object's user windows fail, every other object answers.
+    pub session_objects_down: bool,
     /// Serve a second isolate of the edge ([`System::edge_twin`]): another machine of the
     /// same data centre, with the same objects and cache.
     pub twin: bool,

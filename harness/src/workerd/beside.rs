@@ -31,7 +31,7 @@ impl Beside {
 
 /// The driver Worker: its module, bound to every namespace of the Worker under test.
 pub(super) fn driver_worker(date: &str, durable_objects: &[(&str, &str)], module: &str) -> String {
-    let bindings = object_bindings(durable_objects, Some("worker"));
+    let bindings = object_bindings(durable_objects, &[], Some("worker"));
     let module = capnp_text(module);
     format!(
         r#"

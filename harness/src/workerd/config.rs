@@ -16,7 +16,7 @@ pub const EDGE_OBJECTS: [(&str, &str); 4] = [
 ];
 
 /// The service whose objects stand in for the Worker's own when
-/// [`Config::objects_down`] is set.
+/// [`Config::objects_down`] names bindings.
 const OBJECTS_DOWN: &str = "objects-down";
 /// The Worker's build, beside the configuration: its `modules`.
 pub(super) const BUILD_MODULES: &str = r#"  modules = [
@@ -38,10 +38,10 @@ pub(crate) struct Config<'a> {
     pub(crate) vars: &'a [(&'a str, String)],
     /// Its Durable Object namespaces, (binding, class), every class SQLite-backed.
     pub(crate) durable_objects: &'a [(&'a str, &'a str)],
-    /// Bind the namespaces to the classes of a stand-in service whose objects fail
-    /// every call, not to the Worker's own: what the Worker does when its objects
-    /// cannot answer.
-    pub(crate) objects_down: bool,
+    /// The bindings (of `durable_objects`) bound to the classes of a stand-in service
+    /// whose objects fail every call, not to the Worker's own: what the Worker does when
+    /// those objects cannot answer.
+    pub(crate) objects_down: &'a [&'a str],
     /// A second Worker beside it, on its own socket, bound to the Worker's namespaces.
     pub(crate) driver: Option<Driver<'a>>,
     /// A second isolate of the Worker on `127.0.0.1:{twin}`: another machine of the same
@@ -95,23 +95,35 @@ pub(crate) fn config_text(config: &Config<'_>) -> String {
         twin,
     } = config;
     let texts = text_bindings(vars);
-    let objects_in = objects_down.then_some(OBJECTS_DOWN);
-    let bindings = format!("{texts}{}", object_bindings(durable_objects, objects_in));
+    let bindings = format!(
+        "{texts}{}",
+        object_bindings(durable_objects, objects_down, None)
+    );
     let mut namespaces = String::new();
-    for (_, class) in durable_objects {
+    let mut down_namespaces = String::new();
+    for (binding, class) in durable_objects {
+        let into = match objects_down.contains(binding) {
+            true => &mut down_namespaces,
+            false => &mut namespaces,
+        };
         let _ = writeln!(
-            namespaces,
+            into,
             "    (className = \"{class}\", uniqueKey = \"worker-{class}\", enableSql = true),"
         );
     }
-    let (own_namespaces, stand_in_service, stand_in) = if objects_down {
-        (
-            String::new(),
-            format!("    (name = \"{OBJECTS_DOWN}\", worker = .objectsDown),\n"),
-            objects_down_worker(date, durable_objects, &namespaces),
-        )
-    } else {
+    let (own_namespaces, stand_in_service, stand_in) = if objects_down.is_empty() {
         (namespaces, String::new(), String::new())
+    } else {
+        let down: Vec<(&str, &str)> = durable_objects
+            .iter()
+            .filter(|(binding, _)| objects_down.contains(binding))
+            .copied()
+            .collect();
+        (
+            namespaces,
+            format!("    (name = \"{OBJECTS_DOWN}\", worker = .objectsDown),\n"),
+            objects_down_worker(date, &down, &down_namespaces),
+        )
     };
     let storage = capnp_text(&storage.to_string_lossy());
     let mut beside = Beside::default();
@@ -123,7 +135,7 @@ pub(crate) fn config_text(config: &Config<'_>) -> String {
         );
     }
     if let Some(port) = twin {
-        let objects = object_bindings(durable_objects, Some(objects_in.unwrap_or("worker")));
+        let objects = object_bindings(durable_objects, objects_down, Some("worker"));
         beside.add(
             "twin",
             port,
@@ -185,11 +197,16 @@ fn text_bindings(vars: &[(&str, String)]) -> String {
 /// the service `in_service`.
 pub(super) fn object_bindings(
     durable_objects: &[(&str, &str)],
+    down: &[&str],
     in_service: Option<&str>,
 ) -> String {
     let mut bindings = String::new();
     for (binding, class) in durable_objects {
-        let namespace = match in_service {
+        let service = match down.contains(binding) {
+            true => Some(OBJECTS_DOWN),
+            false => in_service,
+        };
+        let namespace = match service {
             Some(service) => format!("(className = \"{class}\", serviceName = \"{service}\")"),
             None => format!("\"{class}\""),
         };
@@ -225,8 +242,9 @@ pub(super) fn capnp_text(text: &str) -> String {
 mod tests {
     use super::*;
 
-    /// The edge's configuration, with `GATED_EVENTS` set, and its objects up or down.
-    fn edge(objects_down: bool) -> String {
+    /// The edge's configuration, with `GATED_EVENTS` set, and the objects of
+    /// `objects_down` down.
+    fn edge(objects_down: &[&str]) -> String {
         config_text(&Config {
             port: 8787,
             compatibility_date: "2026-04-20",
@@ -255,7 +273,7 @@ mod tests {
 
     #[test]
     fn every_namespace_is_bound_sql_backed_and_on_disk() {
-        let text = edge(false);
+        let text = edge(&[]);
         assert!(text.contains(r#"(name = "GATED_EVENTS", text = "e1"),"#));
         for (binding, class) in EDGE_OBJECTS {
             assert!(text.contains(&format!(
@@ -279,7 +297,7 @@ mod tests {
             storage: Path::new("/tmp/do"),
             vars: &[],
             durable_objects: &[("COUNTERS", "Counter")],
-            objects_down: false,
+            objects_down: &[],
             driver: None,
             twin: None,
         });
@@ -293,7 +311,8 @@ mod tests {
 
     #[test]
     fn objects_down_binds_every_namespace_to_a_stand_in_that_throws() {
-        let text = edge(true);
+        let all: Vec<&str> = EDGE_OBJECTS.iter().map(|(binding, _)| *binding).collect();
+        let text = edge(&all);
         let (worker, stand_in) = text
             .split_once("const objectsDown :Workerd.Worker")
             .expect("the stand-in Worker");
@@ -314,6 +333,22 @@ mod tests {
     }
 
     #[test]
+    fn objects_down_may_name_one_namespace_and_leave_the_others_the_workers() {
+        let text = edge(&["USER_SESSIONS"]);
+        let (worker, stand_in) = text
+            .split_once("const objectsDown :Workerd.Worker")
+            .expect("the stand-in Worker");
+        assert!(worker.contains(&format!(
+            "(name = \"USER_SESSIONS\", durableObjectNamespace = \
+             (className = \"UserSession\", serviceName = \"{OBJECTS_DOWN}\"))"
+        )));
+        assert!(worker
+            .contains("(name = \"GLOBAL_LIMITER\", durableObjectNamespace = \"GlobalLimiter\")"));
+        assert!(stand_in.contains("export class UserSession"));
+        assert!(!stand_in.contains("GlobalLimiter"));
+        assert_eq!(text.matches("enableSql = true").count(), 4);
+    }
+    #[test]
     fn a_driver_is_served_on_its_own_socket_bound_to_the_workers_objects() {
         let text = config_text(&Config {
             port: 9000,
@@ -321,7 +356,7 @@ mod tests {
             storage: Path::new("/tmp/do"),
             vars: &[],
             durable_objects: &EDGE_OBJECTS,
-            objects_down: false,
+            objects_down: &[],
             driver: Some(Driver {
                 port: 9001,
                 module: "export default {}",
@@ -346,7 +381,7 @@ mod tests {
             storage: Path::new("/tmp/do"),
             vars: &[("GATED_EVENTS", "e1".into())],
             durable_objects: &EDGE_OBJECTS,
-            objects_down: false,
+            objects_down: &[],
             driver: None,
             twin: Some(9002),
         });

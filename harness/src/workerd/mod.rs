@@ -42,9 +42,9 @@ pub struct Worker<'a> {
     pub vars: &'a [(&'a str, String)],
     /// Its Durable Object namespaces, (binding, class), every class SQLite-backed.
     pub durable_objects: &'a [(&'a str, &'a str)],
-    /// Bind the namespaces to a stand-in Worker whose objects throw, so every call to
-    /// them fails.
-    pub objects_down: bool,
+    /// The bindings whose namespaces are bound to a stand-in Worker whose objects throw,
+    /// so every call to them fails.
+    pub objects_down: &'a [&'a str],
     /// Serve the V8 inspector protocol on this loopback port.
     pub inspector: Option<u16>,
     /// A second Worker beside it that calls its objects directly.

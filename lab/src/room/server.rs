@@ -73,7 +73,7 @@ impl Room {
                 dir: self.dir.path(),
                 vars: &vars,
                 durable_objects: &EDGE_OBJECTS,
-                objects_down: false,
+                objects_down: &[],
                 inspector: Some(self.inspector),
                 driver: Some(Driver {
                     port: self.driver,
