@@ -180,7 +180,7 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
         Some(LINE_EVENT),
     );
     table.push(Row::edge(
-        "POST /payments/confirm — gated, without a pass",
+        "POST /payments/confirm — gated, without a pass (a replay only: the origin looks)",
         row(&edge, REQUESTS, no_pass).await?,
     ));
     let sold_out = confirm(

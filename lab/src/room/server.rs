@@ -66,6 +66,8 @@ impl Room {
             "lab-room-edge-secret-0123456789abcdef",
         );
         vars.push(("RATE_LIMITED_ROUTES", crate::cost::OPEN_LIMITS.to_owned()));
+        // The room's event is defined, so its queue exists at the edge's own routes.
+        vars.push(("GATED_EVENTS", super::EVENT.to_owned()));
         let build = harness::workspace().join("build");
         let command = workerd::command(
             &Worker {

@@ -68,8 +68,11 @@ fn controls() -> [Control; 2] {
     [
         Control {
             label: "off",
+            // The event's queue exists only if defined: here by `GATED_EVENTS`, with
+            // everyone admitted at once, so its gate never holds anyone back.
             edge: vec![
                 ("RATE_LIMITED_ROUTES", "none".into()),
+                ("GATED_EVENTS", EVENT.into()),
                 ("QUEUE_ADMIT_LIMIT", "1000000".into()),
             ],
             // The seed's "before": a connection waited for 30 s, threads unbounded.
@@ -180,8 +183,9 @@ fn setup() -> String {
          the event's stock at the origin ({STOCK}) never runs out. A fresh stack, edge and \
          {CLIENTS} users \
          per run.\n\n\
-         **Flow control off**: edge `RATE_LIMITED_ROUTES=none`, no `GATED_EVENTS`, \
-         `QUEUE_ADMIT_LIMIT=1000000` (everyone admitted at once); origin \
+         **Flow control off**: edge `RATE_LIMITED_ROUTES=none`, `GATED_EVENTS={EVENT}` \
+         (an event's queue exists only once defined) with `QUEUE_ADMIT_LIMIT=1000000` \
+         (everyone admitted at once, so the gate holds nobody back); origin \
          `DB_ACQUIRE_TIMEOUT_MS=30000` and `ORIGIN_MAX_CONCURRENT_REQUESTS=100000` (the \
          seed's 30 s connection wait and unbounded threads). **On**: the project's defaults — \
          `RATE_LIMIT_USER=5/1s` and `RATE_LIMIT_GLOBAL=100/1s` on `POST /payments/confirm` \
