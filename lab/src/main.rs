@@ -7,6 +7,7 @@
 //! cargo run --release -p lab -- run all --runs 3     # every one
 //! cargo run --release -p lab -- cost                 # what each edge route costs
 //! cargo run --release -p lab -- room                 # one waiting room at 10^6
+//! cargo run --release -p lab -- draw                 # a prequeue of 10^6 drawn
 //! cargo run --release -p lab -- cost --profile       # where a request's CPU goes, by route
 //! ```
 
@@ -69,6 +70,12 @@ enum Command {
         #[arg(long, default_value = "docs/room-at-a-million.md")]
         out: PathBuf,
     },
+    /// A drop's prequeue drawn at its opening at 10^4 and 10^6, in workerd: how long it
+    /// held the room, its CPU, and the order re-derived (docs/draw-at-a-million.md).
+    Draw {
+        #[arg(long, default_value = "docs/draw-at-a-million.md")]
+        out: PathBuf,
+    },
     /// Measure what each route of the edge costs in workerd, beside baseline Workers
     /// (docs/edge-cost.md).
     Cost {
@@ -96,6 +103,7 @@ async fn main() -> anyhow::Result<()> {
             out,
         } => (experiments, runs, out),
         Command::Room { out } => return room::report(&out).await,
+        Command::Draw { out } => return room::draw::report(&out).await,
         Command::Cost {
             out,
             edge_build,

@@ -5,6 +5,7 @@
 //   GET /fill?event=E&from=N&count=C&parallel=P  enters users uN… (P calls at a time)
 //   GET /call?event=E&op=OP&user=U              one call: {ok, answer}
 //   GET /snapshot?event=E                        {ok, bytes}
+//   GET /raw?event=E&request=R                   the call R (base64url JSON): {ok, answer}
 const base64url = (text) => btoa(String.fromCharCode(...new TextEncoder().encode(text)))
   .replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 const unbase64url = (text) => new TextDecoder().decode(
@@ -35,6 +36,11 @@ export default {
     }
     if (url.pathname === "/call") {
       const answer = await call(env, event, { op: param("op"), user: param("user") });
+      const header = answer.headers.get("x-answer");
+      return Response.json({ ok: answer.ok, answer: header ? JSON.parse(unbase64url(header)) : null });
+    }
+    if (url.pathname === "/raw") {
+      const answer = await call(env, event, JSON.parse(unbase64url(param("request"))));
       const header = answer.headers.get("x-answer");
       return Response.json({ ok: answer.ok, answer: header ? JSON.parse(unbase64url(header)) : null });
     }

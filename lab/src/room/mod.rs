@@ -8,6 +8,7 @@
 //! restart (`kill -9`, the same storage) and the time to the first answer, and enters
 //! through the edge. Writes `docs/room-at-a-million.md` (`page.rs`).
 
+pub mod draw;
 mod edge_path;
 mod page;
 mod server;
@@ -21,7 +22,7 @@ use server::{Heap, Room};
 const EVENT: &str = "million";
 const SIZES: [u64; 3] = [1_000, 100_000, 1_000_000];
 /// Enters per driver request, and how many of them it has out at once.
-const CHUNK: u64 = 25_000;
+pub(crate) const CHUNK: u64 = 25_000;
 const PARALLEL: u32 = 32;
 /// Status calls timed at each size.
 const CALLS: usize = 200;

@@ -124,13 +124,29 @@ impl Room {
 
     /// Enters `u{from}`… `u{from + count - 1}` straight into the room.
     pub async fn fill(&self, from: u64, count: u64) -> anyhow::Result<()> {
+        self.fill_room(EVENT, from, count).await
+    }
+
+    /// [`Room::fill`], into the room of `event`.
+    pub async fn fill_room(&self, event: &str, from: u64, count: u64) -> anyhow::Result<()> {
         let filled = self
             .get(&format!(
-                "/fill?event={EVENT}&from={from}&count={count}&parallel={PARALLEL}"
+                "/fill?event={event}&from={from}&count={count}&parallel={PARALLEL}"
             ))
             .await?;
         anyhow::ensure!(filled["failed"] == 0, "entering failed: {filled}");
         Ok(())
+    }
+
+    /// The room of `event` called with `request` (a `RoomRequest`, as JSON): its answer.
+    pub async fn call(&self, event: &str, request: &Value) -> anyhow::Result<Value> {
+        use base64::Engine as _;
+        let text = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(request.to_string());
+        let answer = self
+            .get(&format!("/raw?event={event}&request={text}"))
+            .await?;
+        anyhow::ensure!(answer["ok"] == true, "{request} failed: {answer}");
+        Ok(answer["answer"].clone())
     }
 
     /// The position of `u{user}`, as the room answers it.
