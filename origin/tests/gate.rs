@@ -83,6 +83,16 @@ async fn event(origin: &Origin, gated: bool) {
     origin.store.upsert_event(&spec, now).await.unwrap();
 }
 
+/// Whether any payment holds `order_id`.
+async fn has_payment(origin: &Origin, order_id: &str) -> bool {
+    origin
+        .store
+        .payment_by_order_id(order_id)
+        .await
+        .expect("the store answers")
+        .is_some()
+}
+
 async fn origin() -> Origin {
     Origin::with_gateway(&simulator().await, Duration::from_secs(3)).await
 }
@@ -137,12 +147,7 @@ async fn a_replay_only_confirm_with_nothing_to_answer_creates_nothing() {
         (StatusCode::FORBIDDEN, Some("QUEUE_PASS_REQUIRED"), false)
     );
     assert!(refused.1["message"].is_string());
-    assert!(origin
-        .store
-        .payment_by_order_id("order-1")
-        .await
-        .unwrap()
-        .is_none());
+    assert!(!has_payment(&origin, "order-1").await);
     // The key was never claimed: the same key runs afresh.
     let fresh = confirm(&origin, "user-1", &Gate::Ungated, "key-1", &order).await;
     assert_eq!(
@@ -168,12 +173,7 @@ async fn a_gated_event_takes_only_the_pass_for_its_own_event_and_order() {
             "{gate:?}"
         );
     }
-    assert!(origin
-        .store
-        .payment_by_order_id("order-1")
-        .await
-        .unwrap()
-        .is_none());
+    assert!(!has_payment(&origin, "order-1").await);
     let view = origin.store.event(EVENT).await.unwrap().unwrap();
     assert_eq!((view.reserved, view.sold), (0, 0));
     let admitted = confirm(&origin, "user-1", &pass(EVENT, "order-1"), "key-1", &order).await;
@@ -230,13 +230,7 @@ async fn an_order_in_flight_is_409_before_its_amount_is_checked() {
             confirm(&origin, "user-1", &Gate::Ungated, "key-1", &order).await
         }
     });
-    while origin
-        .store
-        .payment_by_order_id("order-1")
-        .await
-        .unwrap()
-        .is_none()
-    {
+    while !has_payment(&origin, "order-1").await {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let again = body("order-1", PRICE + 1, Some(EVENT));

@@ -79,10 +79,8 @@ pub async fn configure_room(
     event_id: &str,
     now_ms: i64,
 ) -> Result<Response, ApiError> {
-    let body = signed_room_call(&mut req, config, event_id, now_ms).await?;
-    let update: RoomUpdate = serde_json::from_slice(&body).map_err(|err| {
-        ApiError::bad_request("INVALID_REQUEST", format!("expected a RoomUpdate: {err}"))
-    })?;
+    let update: RoomUpdate =
+        signed_room_body(&mut req, config, event_id, now_ms, "a RoomUpdate").await?;
     let report = match room::configure(env, event_id, &update)
         .await
         .map_err(room_unavailable)?
@@ -147,13 +145,7 @@ pub async fn draw_list(
         from: u64,
         limit: u32,
     }
-    let body = signed_room_call(&mut req, config, event_id, now_ms).await?;
-    let page: Page = serde_json::from_slice(&body).map_err(|err| {
-        ApiError::bad_request(
-            "INVALID_REQUEST",
-            format!("expected {{from, limit}}: {err}"),
-        )
-    })?;
+    let page: Page = signed_room_body(&mut req, config, event_id, now_ms, "{from, limit}").await?;
     if page.limit == 0 || page.limit > MAX_DRAWN_PAGE {
         return Err(ApiError::bad_request(
             "INVALID_REQUEST",
@@ -188,6 +180,21 @@ async fn signed_room_call(
     let body = read_body(req).await?;
     verified_user(req, &body, config, now_ms)?;
     Ok(body)
+}
+
+/// The body of a call about `event_id`'s room, once the origin's signature holds, read
+/// as a `T` (400 `INVALID_REQUEST` saying it `expected` one, otherwise).
+async fn signed_room_body<T: serde::de::DeserializeOwned>(
+    req: &mut Request,
+    config: &EdgeConfig,
+    event_id: &str,
+    now_ms: i64,
+    expected: &str,
+) -> Result<T, ApiError> {
+    let body = signed_room_call(req, config, event_id, now_ms).await?;
+    serde_json::from_slice(&body).map_err(|err| {
+        ApiError::bad_request("INVALID_REQUEST", format!("expected {expected}: {err}"))
+    })
 }
 
 /// The user a request signed by the origin names, once its signature holds.
