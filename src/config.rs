@@ -60,6 +60,8 @@ pub struct EdgeConfig {
     pub queue_admit_limit: u32,
     /// `QUEUE_PASS_TTL_SECONDS`: how long an admission pass lives (600).
     pub queue_pass_ttl_secs: i64,
+    /// `QUEUE_DRAW_BATCH`: people a room's draw ranks or places per call (10,000).
+    pub queue_draw_batch: u64,
     /// `GATED_EVENTS`: event ids whose confirms need a pass (none).
     pub gated_events: HashSet<String>,
     /// Base URL of the origin, without a trailing slash (`ORIGIN_URL`).
@@ -186,6 +188,8 @@ impl EdgeConfig {
             rate_limits,
             queue_admit_limit: vars.number("QUEUE_ADMIT_LIMIT", 100, |_| true)?,
             queue_pass_ttl_secs: vars.number("QUEUE_PASS_TTL_SECONDS", 600, |s| *s > 0)?,
+            queue_draw_batch: vars
+                .number("QUEUE_DRAW_BATCH", 10_000, |n| (1..=100_000).contains(n))?,
             gated_events: vars
                 .get("GATED_EVENTS")
                 .unwrap_or_default()

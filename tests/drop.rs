@@ -13,7 +13,7 @@ use harness::signed::now_ms;
 use reqwest::StatusCode;
 use rules::queue::draw::{self, SEED_BYTES};
 use serde_json::{json, Value};
-use support::room::{enter, leave, queue_call, start, status};
+use support::room::{admin, each, enter, leave, queue_call, room_status, start, status};
 use support::System;
 
 const EVENT: &str = "drop-spring";
@@ -21,31 +21,6 @@ const PEOPLE: usize = 500;
 
 async fn start_drop() -> System {
     start(&[("RATE_LIMITED_ROUTES", "none")]).await
-}
-
-async fn admin(system: &System, method: reqwest::Method, path: &str) -> (StatusCode, Value) {
-    let url = format!("{}/admin/events{path}", system.origin_admin);
-    system.operator_call(system.http.request(method, url)).await
-}
-
-async fn room_status(system: &System) -> Value {
-    let (status, event) = admin(system, reqwest::Method::GET, &format!("/{EVENT}")).await;
-    assert_eq!(status, StatusCode::OK, "{event}");
-    event["roomStatus"].clone()
-}
-
-/// Every user's answer, 25 at a time.
-async fn each<F, Fut>(tokens: &[String], call: F) -> Vec<Value>
-where
-    F: Fn(String) -> Fut,
-    Fut: std::future::Future<Output = Value>,
-{
-    let mut answers = Vec::new();
-    for chunk in tokens.chunks(25) {
-        let calls = chunk.iter().map(|token| call(token.clone()));
-        answers.extend(futures_util::future::join_all(calls).await);
-    }
-    answers
 }
 
 #[tokio::test]
@@ -84,7 +59,7 @@ async fn a_drop_defined_in_one_call_draws_its_prequeue_and_lets_passes_out_by_co
     }
     // Entering twice is one ticket in the draw.
     enter(system, &tokens[7], EVENT).await;
-    assert_eq!(room_status(system).await["prequeued"], PEOPLE);
+    assert_eq!(room_status(system, EVENT).await["prequeued"], PEOPLE);
 
     let opens_at = now_ms() + 3_000;
     let (code, moved) = define(opens_at).await;
@@ -104,7 +79,7 @@ async fn a_drop_defined_in_one_call_draws_its_prequeue_and_lets_passes_out_by_co
     let quiet_until = opens_at + 3_000;
     tokio::time::sleep(Duration::from_millis((quiet_until - now_ms()).max(0) as u64)).await;
     let asked = now_ms();
-    let room = room_status(system).await;
+    let room = room_status(system, EVENT).await;
     let drawn = room["drawSeed"].as_str().expect("drawn by now").to_owned();
     assert_eq!(
         (room["drawn"].clone(), room["prequeued"].clone()),
@@ -175,14 +150,14 @@ async fn a_drop_defined_in_one_call_draws_its_prequeue_and_lets_passes_out_by_co
         for user in &order[round * 10..round * 10 + 10] {
             leave(system, &token_of(user), EVENT).await;
         }
-        let room = room_status(system).await;
+        let room = room_status(system, EVENT).await;
         assert!(room["passesLive"].as_u64() <= Some(10), "{room}");
         assert!(
             room["passesIssuedLastMinute"].as_u64() <= Some(30),
             "{room}"
         );
     }
-    let room = room_status(system).await;
+    let room = room_status(system, EVENT).await;
     assert_eq!(
         (
             room["passesIssuedLastMinute"].clone(),

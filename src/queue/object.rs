@@ -35,7 +35,7 @@ const NOBODY: u64 = u64::MAX;
 #[durable_object]
 pub struct WaitingRoom {
     state: State,
-    env: Env,
+    pub(super) env: Env,
     pub(super) storage: RoomStorage,
     /// Built from storage on the first call after the object starts.
     line: RefCell<Option<EventQueue>>,
@@ -67,7 +67,7 @@ impl DurableObject for WaitingRoom {
         let request: RoomRequest = read_call(&req)?;
         let now = now_ms();
         let config = self.config()?;
-        self.open_if_due(config, now).await?;
+        self.open_if_due(now).await?;
         match &request {
             RoomRequest::Snapshot => return self.snapshot(config, now).await,
             RoomRequest::Configure { update } => return self.configure(update, now).await,
@@ -76,6 +76,9 @@ impl DurableObject for WaitingRoom {
             RoomRequest::Enter { user } | RoomRequest::Status { user } => {
                 let entering = matches!(request, RoomRequest::Enter { .. });
                 if let Some(answer) = self.before_opening(user, entering, now)? {
+                    return answer;
+                }
+                if let Some(answer) = self.while_drawing(config, user, entering, now)? {
                     return answer;
                 }
             }
@@ -100,7 +103,8 @@ impl DurableObject for WaitingRoom {
     async fn alarm(&self) -> Result<Response> {
         let now = now_ms();
         let config = self.config()?;
-        self.open_if_due(config, now).await?;
+        self.open_if_due(now).await?;
+        self.draw_batch(config, now)?;
         let changes = self.with_line(config, |line| Ok(line.expire(now)))?;
         self.persist(&changes, None, now).await?;
         // A fired alarm is spent: it is set again for the next pass even when nothing
@@ -161,7 +165,7 @@ impl WaitingRoom {
                 (reply(&placement), changes)
             }
             RoomRequest::Leave { user } | RoomRequest::Consume { user } => {
-                self.storage.unprequeue(&user)?;
+                self.leave_draw(&user)?;
                 (done(), line.leave(seq_of(&user)?.unwrap_or(NOBODY), now))
             }
             RoomRequest::ClaimPass { user, order_id } => {
@@ -293,7 +297,7 @@ impl WaitingRoom {
             let line = line
                 .as_ref()
                 .ok_or_else(|| worker::Error::RustError("changes of no line".into()))?;
-            self.storage.write(changes, entrant, line, now)?
+            self.storage.write(changes, entrant.as_slice(), line, now)?
         };
         self.changed();
         if changes.iter().any(|c| matches!(c, Change::Removed { .. })) && issued > 0 {
@@ -308,7 +312,7 @@ impl WaitingRoom {
     }
 
     /// Keeps the alarm at the earliest pass expiry, the moment passes held back may flow,
-    /// or the drop's opening, whichever is first.
+    /// or the drop's opening, whichever is first — and at once while the draw runs.
     pub(super) async fn keep_alarm(&self) -> Result<()> {
         let now = now_ms();
         let wake = self
@@ -316,7 +320,12 @@ impl WaitingRoom {
             .borrow()
             .as_ref()
             .and_then(|line| line.next_wake(now));
-        let next = match (wake, self.opening_ahead()?) {
+        let draw = if self.is_drawing()? {
+            Some(now)
+        } else {
+            self.opening_ahead()?
+        };
+        let next = match (wake, draw) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };

@@ -1,13 +1,13 @@
 //! A drop an operator defined at run time, in its room: the settings the origin hands it
 //! (applied at once, kept, never an older version after a newer), the prequeue before the
-//! opening, the draw at it, and the room's report for operators.
+//! opening, and the room's report for operators.
 //!
 //! Before `opensAt`, whoever enters from `prequeueFrom` on is kept in the prequeue —
 //! entering twice is one place — and told the opening; before `prequeueFrom` (or with
 //! none), nobody is taken (`NOT_OPEN_YET`). At `opensAt` — the room's alarm, or the first
-//! call after it — the room draws a seed from the runtime's CSPRNG, records it, and
-//! enters the prequeue in the order `rules::queue::draw::order` derives from it, behind
-//! anyone already in line; everyone later joins behind them, first come first served.
+//! call after it — the draw begins (`draw.rs`): the prequeue is placed, in batches, in
+//! the order `rules::queue::draw::order` derives from the seed, behind anyone already in
+//! line; everyone later joins behind them.
 //!
 //! A room may have a line before its drop has an opening (an event in `GATED_EVENTS`,
 //! or defined first without one). The first update that sets an opening moves that line
@@ -19,13 +19,11 @@
 //! the list.
 
 use rules::drop::{RoomState, RoomUpdate};
-use rules::queue::draw::{self, SEED_BYTES};
 use rules::queue::QueueConfig;
 use worker::{Response, Result};
 
 use super::object::WaitingRoom;
 use super::protocol::{Configured, DrawList, Entered, NotOpen, Placement, Report};
-use super::storage::Draw;
 use crate::durable_call::reply;
 
 impl WaitingRoom {
@@ -45,36 +43,12 @@ impl WaitingRoom {
             .flatten()
     }
 
-    /// Draws the prequeue once `opensAt` has come.
-    pub(super) async fn open_if_due(&self, config: QueueConfig, now: i64) -> Result<()> {
+    /// Begins the draw once `opensAt` has come.
+    pub(super) async fn open_if_due(&self, now: i64) -> Result<()> {
         if self.opening_ahead()?.is_none_or(|opens_at| opens_at > now) {
             return Ok(());
         }
-        let mut seed = [0u8; SEED_BYTES];
-        getrandom::fill(&mut seed).map_err(|err| worker::Error::RustError(err.to_string()))?;
-        let order = draw::order(seed, &self.storage.prequeue_users()?);
-        self.with_line(config, |line| {
-            for user in &order {
-                let (_, changes) = line.enter(None, now);
-                self.storage.write(&changes, Some(user), line, now)?;
-            }
-            Ok(())
-        })?;
-        let drawn = Draw {
-            seed: hex::encode(seed),
-            drawn_at: now,
-            drawn: i64::try_from(order.len()).unwrap_or(i64::MAX),
-        };
-        self.storage.record_draw(&drawn, &order)?;
-        worker::console_log!(
-            "the prequeue was drawn: {} people, seed {}",
-            drawn.drawn,
-            drawn.seed
-        );
-        self.with_drop(|drop| {
-            drop.draw = Some(drawn);
-            Ok(())
-        })?;
+        self.start_draw(now)?;
         self.changed();
         self.keep_alarm().await
     }
@@ -167,7 +141,7 @@ impl WaitingRoom {
         self.persist(&changes, None, now).await?;
         // A new opening may be the next thing to wake for.
         self.keep_alarm().await?;
-        self.open_if_due(config, now).await?;
+        self.open_if_due(now).await?;
         reply(&Configured::Applied(self.report_of(config, now)?))
     }
 
@@ -178,6 +152,7 @@ impl WaitingRoom {
             draw_seed: draw.as_ref().map(|d| d.seed.clone()),
             drawn_at: draw.as_ref().map(|d| d.drawn_at),
             drawn: draw.as_ref().map(|d| d.drawn),
+            drawing: self.is_drawing()?,
             from,
             people: self.storage.drawn_people(from, limit)?,
         })
@@ -199,12 +174,13 @@ impl WaitingRoom {
                 line.is_closed(),
             ))
         })?;
-        let (version, opens_at, draw) = self.with_drop(|drop| {
+        let (version, opens_at, draw, batches) = self.with_drop(|drop| {
             let update = drop.update.as_ref();
             Ok((
                 update.map_or(0, |u| u.version),
                 update.and_then(|u| u.settings.opens_at),
                 drop.draw.clone(),
+                drop.progress.as_ref().map(|progress| progress.batches),
             ))
         })?;
         Ok(Report {
@@ -220,6 +196,9 @@ impl WaitingRoom {
             draw_seed: draw.as_ref().map(|d| d.seed.clone()),
             drawn_at: draw.as_ref().map(|d| d.drawn_at),
             drawn: draw.as_ref().map(|d| d.drawn),
+            drawing: self.is_drawing()?,
+            draw_batches: batches,
+            late_arrivals: self.storage.late_arrivals()?,
             version,
         })
     }

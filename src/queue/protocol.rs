@@ -47,6 +47,8 @@ pub struct DrawList {
     pub draw_seed: Option<String>,
     pub drawn_at: Option<i64>,
     pub drawn: Option<i64>,
+    /// The draw runs still: the list is whom it placed so far.
+    pub drawing: bool,
     /// The place (0: the first drawn) of `people[0]`.
     pub from: u64,
     pub people: Vec<String>,
@@ -92,10 +94,16 @@ pub struct Report {
     pub paused: bool,
     pub closed: bool,
     pub opens_at: Option<i64>,
-    /// The draw's seed (hex) once drawn, when, and how many it placed.
+    /// The draw's seed (hex) once it began, when, and how many it placed so far.
     pub draw_seed: Option<String>,
     pub drawn_at: Option<i64>,
     pub drawn: Option<i64>,
+    /// The draw runs still, in batches: the prequeue is whom it has still to place.
+    pub drawing: bool,
+    /// The batches it took so far (absent before it, and for a draw made in one call).
+    pub draw_batches: Option<u64>,
+    /// Who came while the draw ran, to be placed behind it.
+    pub late_arrivals: u64,
     /// The update in force: its version (0: none, the defaults).
     pub version: u64,
 }
@@ -143,6 +151,10 @@ pub struct Placement {
     /// In the prequeue: no position until the draw at `opensAt`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prequeued: bool,
+    /// The draw runs: no position until it places this user — the prequeued in the drawn
+    /// order, then who came while it ran. Absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drawing: bool,
     /// The opening (epoch ms), while it is ahead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opens_at: Option<i64>,
@@ -216,6 +228,7 @@ impl Placement {
             paused: line.paused_until.is_some() || line.held,
             paused_until: line.paused_until,
             prequeued: false,
+            drawing: false,
             opens_at: None,
             closed: line.closed,
             event_name: None,
@@ -236,12 +249,28 @@ impl Placement {
             paused: false,
             paused_until: None,
             prequeued: true,
+            drawing: false,
             opens_at: Some(opens_at),
             closed: false,
             event_name: None,
         }
     }
+
+    /// The answer while the draw that opened at `opens_at` runs, to someone it has not
+    /// placed yet: `prequeued` if they were drawn, else they came while it ran.
+    pub fn drawing(prequeued: bool, opens_at: i64) -> Self {
+        Placement {
+            prequeued,
+            drawing: true,
+            poll_after_seconds: DRAWING_POLL_SECONDS,
+            ..Placement::prequeued(opens_at, opens_at)
+        }
+    }
 }
+
+/// How soon someone waiting for the draw to place them polls again: batches of ten
+/// thousand take about a second each (`docs/draw-at-a-million.md`).
+const DRAWING_POLL_SECONDS: u64 = 3;
 
 /// `QueueStatus` of API.md.
 #[derive(Debug, Clone, Serialize)]

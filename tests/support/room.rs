@@ -119,3 +119,30 @@ pub async fn status_until(
     )
     .await
 }
+
+/// An operator's call to the origin's `/admin/events{path}`: its status and JSON body.
+pub async fn admin(system: &System, method: reqwest::Method, path: &str) -> (StatusCode, Value) {
+    let url = format!("{}/admin/events{path}", system.origin_admin);
+    system.operator_call(system.http.request(method, url)).await
+}
+
+/// The room of `event` as the origin reports it to operators.
+pub async fn room_status(system: &System, event: &str) -> Value {
+    let (status, body) = admin(system, reqwest::Method::GET, &format!("/{event}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["roomStatus"].clone()
+}
+
+/// Every user's answer, 25 at a time.
+pub async fn each<F, Fut>(tokens: &[String], call: F) -> Vec<Value>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    let mut answers = Vec::new();
+    for chunk in tokens.chunks(25) {
+        let calls = chunk.iter().map(|token| call(token.clone()));
+        answers.extend(futures_util::future::join_all(calls).await);
+    }
+    answers
+}

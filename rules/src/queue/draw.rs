@@ -3,10 +3,12 @@
 //! and records — so the draw can be audited and replayed by anyone who has the seed and
 //! the list.
 //!
-//! The list is the prequeue's user ids in byte order (so the order people entered in
-//! does not matter), shuffled by Fisher–Yates. Its random numbers are HMAC-SHA256 under
-//! the seed of a counter, read as 64-bit words, each drawn in `0..k` by rejection (no
-//! modulo bias): a permutation that is uniform as far as HMAC-SHA256 is a PRF.
+//! Each user's [`rank`] is HMAC-SHA256 under the seed of their id, its first 64 bits;
+//! the order is the list sorted by rank, ties (two ranks equal: about 2^-64 a pair) by
+//! the ids' byte order. As far as HMAC-SHA256 is a PRF the ranks are independent and
+//! uniform, so every order is equally likely. A rank needs nobody else's, so a room
+//! ranks a million people in batches and places them in rank order without holding the
+//! list in memory; and whoever leaves before being placed changes nobody else's order.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -14,67 +16,30 @@ use sha2::Sha256;
 /// The bytes of a draw's seed.
 pub const SEED_BYTES: usize = 32;
 
-/// A stream of uniform 64-bit words from a seed.
-struct Stream {
-    seed: [u8; SEED_BYTES],
-    counter: u64,
-    words: Vec<u64>,
+/// `user`'s rank in the draw of `seed`: lower stands earlier.
+pub fn rank(seed: &[u8; SEED_BYTES], user: &str) -> u64 {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(seed)
+        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+    mac.update(user.as_bytes());
+    let digest = mac.finalize().into_bytes();
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(word)
 }
 
-impl Stream {
-    fn new(seed: [u8; SEED_BYTES]) -> Self {
-        Self {
-            seed,
-            counter: 0,
-            words: Vec::new(),
-        }
-    }
-
-    fn word(&mut self) -> u64 {
-        if self.words.is_empty() {
-            let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.seed)
-                .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
-            mac.update(&self.counter.to_be_bytes());
-            self.counter += 1;
-            let block = mac.finalize().into_bytes();
-            self.words = block
-                .chunks_exact(8)
-                .rev()
-                .map(|chunk| {
-                    let mut word = [0u8; 8];
-                    word.copy_from_slice(chunk);
-                    u64::from_be_bytes(word)
-                })
-                .collect();
-        }
-        self.words.pop().unwrap_or_default()
-    }
-
-    /// Uniform in `0..k` (`k` > 0), by rejection of the words past the last whole
-    /// multiple of `k`.
-    fn below(&mut self, k: u64) -> u64 {
-        let zone = u64::MAX - (u64::MAX % k + 1) % k;
-        loop {
-            let word = self.word();
-            if word <= zone {
-                return word % k;
-            }
-        }
-    }
+/// A rank as the room stores it: 16 hex digits, whose text order is the rank's order
+/// (SQLite's integers reach Rust through JavaScript numbers, exact only to 2^53).
+pub fn rank_text(rank: u64) -> String {
+    format!("{rank:016x}")
 }
 
-/// The order of a draw: `order[i]` is the index, in `users` sorted by byte order, of
-/// whoever stands `i`-th. `users` are the prequeue's ids, in any order.
+/// The order of a draw: `users` (the prequeue's ids, in any order; twice is once)
+/// sorted by their rank under `seed`, then by byte order.
 pub fn order(seed: [u8; SEED_BYTES], users: &[String]) -> Vec<String> {
-    let mut sorted: Vec<String> = users.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut stream = Stream::new(seed);
-    for i in (1..sorted.len()).rev() {
-        let j = stream.below(i as u64 + 1) as usize;
-        sorted.swap(i, j);
-    }
-    sorted
+    let mut ranked: Vec<(u64, &String)> = users.iter().map(|u| (rank(&seed, u), u)).collect();
+    ranked.sort_unstable();
+    ranked.dedup();
+    ranked.into_iter().map(|(_, user)| user.clone()).collect()
 }
 
 #[cfg(test)]
@@ -107,15 +72,23 @@ mod tests {
     }
 
     #[test]
-    fn below_is_uniform_across_a_bound_that_is_not_a_power_of_two() {
-        let mut stream = Stream::new([3; SEED_BYTES]);
-        let mut counts = [0u32; 3];
-        for _ in 0..30_000 {
-            counts[stream.below(3) as usize] += 1;
+    fn whoever_leaves_changes_nobody_elses_order() {
+        let seed = [4u8; SEED_BYTES];
+        let all = order(seed, &users(40));
+        let mut without = users(40);
+        without.retain(|user| user != &all[10]);
+        let mut expected = all.clone();
+        expected.remove(10);
+        assert_eq!(order(seed, &without), expected);
+    }
+
+    #[test]
+    fn the_stored_text_sorts_as_the_rank_does() {
+        let ranks = [0, 1, 0xff, 0x100, u64::MAX / 2, u64::MAX - 1, u64::MAX];
+        for pair in ranks.windows(2) {
+            assert!(rank_text(pair[0]) < rank_text(pair[1]), "{pair:?}");
         }
-        for count in counts {
-            assert!((9_500..10_500).contains(&count), "{counts:?}");
-        }
+        assert_eq!(rank_text(u64::MAX).len(), 16);
     }
 
     /// Every prequeued user's chance of every place is uniform: over many small rooms,

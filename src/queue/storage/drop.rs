@@ -1,15 +1,14 @@
 //! What a room keeps of its drop: the settings the origin handed it (with their
-//! version), the prequeue until the opening, the draw (its seed, when, how many, and its
-//! people in their drawn order, kept for audit), when
-//! the last minute's passes were issued (the rate), and whether an operator holds or
-//! closed the room.
+//! version), the prequeue until its people are placed, when the last minute's passes
+//! were issued (the rate), and whether an operator holds or closed the room. The draw
+//! is `draw.rs`'s.
 
 use rules::drop::RoomUpdate;
 use rules::queue::outflow::MINUTE_MS;
 use serde::Deserialize;
 use worker::Result;
 
-use super::RoomStorage;
+use super::{Draw, DrawProgress, RoomStorage};
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS settings (
@@ -19,16 +18,6 @@ CREATE TABLE IF NOT EXISTS settings (
 CREATE TABLE IF NOT EXISTS prequeue (
     user      TEXT    PRIMARY KEY,
     joined_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS draw (
-    id       INTEGER PRIMARY KEY CHECK (id = 0),
-    seed     TEXT    NOT NULL,
-    drawn_at INTEGER NOT NULL,
-    drawn    INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS drawn (
-    place INTEGER PRIMARY KEY,
-    user  TEXT    NOT NULL
 );
 CREATE TABLE IF NOT EXISTS issued (
     at INTEGER NOT NULL
@@ -40,21 +29,11 @@ CREATE TABLE IF NOT EXISTS outflow (
 );
 ";
 
-/// The prequeue's draw, as recorded: enough to re-derive its order
-/// (`rules::queue::draw::order` of the seed and the people drawn).
-#[derive(Debug, Clone, Deserialize)]
-pub struct Draw {
-    /// The seed, hex.
-    pub seed: String,
-    pub drawn_at: i64,
-    /// How many people it placed.
-    pub drawn: i64,
-}
-
-/// The drop as stored: the last update applied, and the draw once made.
+/// The drop as stored: the last update applied, and the draw once begun.
 pub struct DropState {
     pub update: Option<RoomUpdate>,
     pub draw: Option<Draw>,
+    pub progress: Option<DrawProgress>,
 }
 
 #[derive(Deserialize)]
@@ -63,18 +42,8 @@ struct UpdateRow {
 }
 
 #[derive(Deserialize)]
-struct UserRow {
-    user: String,
-}
-
-#[derive(Deserialize)]
 struct AtRow {
     at: i64,
-}
-
-#[derive(Deserialize)]
-struct CountRow {
-    count: i64,
 }
 
 #[derive(Deserialize)]
@@ -103,13 +72,10 @@ impl RoomStorage {
             ),
             None => None,
         };
-        let draws: Vec<Draw> = self
-            .sql
-            .exec("SELECT seed, drawn_at, drawn FROM draw WHERE id = 0", None)?
-            .to_array()?;
         Ok(DropState {
             update,
-            draw: draws.into_iter().next(),
+            draw: self.draw()?,
+            progress: self.draw_progress()?,
         })
     }
 
@@ -149,71 +115,13 @@ impl RoomStorage {
         Ok(())
     }
 
-    /// Takes `user` out of the prequeue (a leave before the draw).
-    pub fn unprequeue(&self, user: &str) -> Result<()> {
-        self.sql
-            .exec("DELETE FROM prequeue WHERE user = ?", vec![user.into()])?;
-        Ok(())
-    }
-
     pub fn is_prequeued(&self, user: &str) -> Result<bool> {
-        let rows: Vec<UserRow> = self
-            .sql
-            .exec(
-                "SELECT user FROM prequeue WHERE user = ?",
-                vec![user.into()],
-            )?
-            .to_array()?;
-        Ok(!rows.is_empty())
+        let query = "SELECT COUNT(*) AS count FROM prequeue WHERE user = ?";
+        Ok(self.count(query, vec![user.into()])? > 0)
     }
 
     pub fn prequeued(&self) -> Result<u64> {
-        let rows: Vec<CountRow> = self
-            .sql
-            .exec("SELECT COUNT(*) AS count FROM prequeue", None)?
-            .to_array()?;
-        Ok(rows.first().map_or(0, |row| row.count.unsigned_abs()))
-    }
-
-    pub fn prequeue_users(&self) -> Result<Vec<String>> {
-        let rows: Vec<UserRow> = self
-            .sql
-            .exec("SELECT user FROM prequeue", None)?
-            .to_array()?;
-        Ok(rows.into_iter().map(|row| row.user).collect())
-    }
-
-    /// Records the draw — its seed, and the people in their drawn order, kept for audit —
-    /// and empties the prequeue: its people are in the line now.
-    pub fn record_draw(&self, draw: &Draw, order: &[String]) -> Result<()> {
-        for (place, user) in order.iter().enumerate() {
-            self.sql.exec(
-                "INSERT INTO drawn (place, user) VALUES (?, ?)",
-                vec![(place as i64).into(), user.clone().into()],
-            )?;
-        }
-        self.sql.exec(
-            "INSERT INTO draw (id, seed, drawn_at, drawn) VALUES (0, ?, ?, ?)",
-            vec![
-                draw.seed.clone().into(),
-                draw.drawn_at.into(),
-                draw.drawn.into(),
-            ],
-        )?;
-        self.sql.exec("DELETE FROM prequeue", None)?;
-        Ok(())
-    }
-
-    /// The people of the draw in its order, `limit` of them from place `from`.
-    pub fn drawn_people(&self, from: u64, limit: u32) -> Result<Vec<String>> {
-        let rows: Vec<UserRow> = self
-            .sql
-            .exec(
-                "SELECT user FROM drawn WHERE place >= ? ORDER BY place LIMIT ?",
-                vec![super::sql_int(from)?.into(), i64::from(limit).into()],
-            )?
-            .to_array()?;
-        Ok(rows.into_iter().map(|row| row.user).collect())
+        self.count("SELECT COUNT(*) AS count FROM prequeue", Vec::new())
     }
 
     /// A pass was issued at `at`; what is past the rate's minute is forgotten.

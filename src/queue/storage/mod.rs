@@ -2,8 +2,8 @@
 //! the entries (arrival number, user, pass expiry — the only place a user's name is
 //! kept), the line's bitmap in blocks of [`BLOCK_SEQS`] arrival numbers, the claims of
 //! passes by orders (`claims.rs`), the arrival counter, the room's identity, one-row
-//! marks for sold out and a pause, and the drop's settings, prequeue, draw and outflow
-//! (`drop.rs`). A restart reads the blocks and the passes — about a thousand rows for a
+//! marks for sold out and a pause, the drop's settings, prequeue and outflow (`drop.rs`),
+//! and its draw (`draw.rs`). A restart reads the blocks and the passes — about a thousand rows for a
 //! million people — not an entry per person.
 
 use std::cell::Cell;
@@ -13,9 +13,11 @@ use serde::Deserialize;
 use worker::{Result, SqlStorage};
 
 mod claims;
+mod draw;
 mod drop;
 
-pub use drop::{Draw, DropState};
+pub use draw::{Draw, DrawProgress, DrawStep};
+pub use drop::DropState;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS entries (
@@ -101,7 +103,7 @@ pub struct RoomStorage {
 
 impl RoomStorage {
     pub fn new(sql: SqlStorage) -> Self {
-        for schema in [SCHEMA, drop::SCHEMA] {
+        for schema in [SCHEMA, drop::SCHEMA, draw::SCHEMA] {
             if let Err(err) = sql.exec(schema, None) {
                 worker::console_error!("waiting room schema: {err}");
             }
@@ -240,21 +242,23 @@ impl RoomStorage {
     }
 
     /// Writes `changes` in order, and the blocks of the line's bitmap they touched as
-    /// `line` now has them; `entrant` is who took the arrival number of a
-    /// [`Change::Entered`]. How many passes they issued.
+    /// `line` now has them; `entrants` took the arrival numbers of the
+    /// [`Change::Entered`] among them, in order. How many passes they issued.
     pub fn write(
         &self,
         changes: &[Change],
-        entrant: Option<&str>,
+        entrants: &[&str],
         line: &EventQueue,
         now_ms: i64,
     ) -> Result<u32> {
         let mut issued = 0;
         let mut touched = Vec::new();
+        let mut entrants = entrants.iter();
+        let mut next_seq = None;
         for change in changes {
             match change {
                 Change::Entered { seq } => {
-                    let user = entrant.ok_or_else(|| {
+                    let user = entrants.next().ok_or_else(|| {
                         worker::Error::RustError("an arrival without its entrant".into())
                     })?;
                     let seq = sql_int(*seq)?;
@@ -262,13 +266,9 @@ impl RoomStorage {
                     self.sql.exec(
                         "INSERT INTO entries (seq, user) VALUES (?, ?) ON CONFLICT (user) \
                          DO UPDATE SET seq = excluded.seq, pass_expires_at = NULL",
-                        vec![seq.into(), user.into()],
+                        vec![seq.into(), (*user).into()],
                     )?;
-                    self.sql.exec(
-                        "INSERT INTO counter (id, next_seq) VALUES (0, ?) \
-                         ON CONFLICT (id) DO UPDATE SET next_seq = excluded.next_seq",
-                        vec![(seq + 1).into()],
-                    )?;
+                    next_seq = Some(seq + 1);
                     touched.push(seq.unsigned_abs() / BLOCK_SEQS);
                 }
                 Change::PassIssued { seq, expires_at } => {
@@ -304,6 +304,13 @@ impl RoomStorage {
                     )?;
                 }
             }
+        }
+        if let Some(next_seq) = next_seq {
+            self.sql.exec(
+                "INSERT INTO counter (id, next_seq) VALUES (0, ?) \
+                 ON CONFLICT (id) DO UPDATE SET next_seq = excluded.next_seq",
+                vec![next_seq.into()],
+            )?;
         }
         touched.sort_unstable();
         touched.dedup();
@@ -347,6 +354,14 @@ impl RoomStorage {
             vec![expires_at.into(), sql_int(seq)?.into()],
         )?;
         Ok(())
+    }
+}
+
+impl RoomStorage {
+    /// The count a `SELECT COUNT(*) AS count …` answers.
+    fn count(&self, query: &str, bindings: Vec<worker::SqlStorageValue>) -> Result<u64> {
+        let rows: Vec<CountRow> = self.sql.exec(query, bindings)?.to_array()?;
+        Ok(rows.first().map_or(0, |row| row.count.unsigned_abs()))
     }
 }
 
