@@ -1,8 +1,9 @@
 //! The payment gate as a hostile client meets it, through the real edge (workerd), the
 //! origin and the simulator: a pass pays for one order whatever else its holder sends,
 //! nobody holds a pass before the opening, an approved retry is replayed, the origin
-//! refuses a gated confirm the edge did not pass, and no queue exists for an event
-//! nobody defined.
+//! refuses a gated confirm the edge did not pass, an UNKNOWN retried after its pass ran
+//! out is replayed, one room's flood of entries spends no other room's window, and no
+//! queue exists for an event nobody defined.
 
 mod support;
 
@@ -13,7 +14,7 @@ use harness::signed::now_ms;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::room::{enter, queue_call, start, status};
-use support::System;
+use support::{EdgeSetup, System};
 
 const EVERY: Duration = Duration::from_millis(100);
 
@@ -260,6 +261,109 @@ async fn gate_refusals_do_not_spend_the_global_window() {
     }
     let bought = confirm(&system, &buyer, "key-5", "order-51", 1000, "gate-5").await;
     assert_eq!(bought.status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn a_flood_of_entries_into_one_room_leaves_another_rooms_window_alone() {
+    let system = start(&[
+        ("GATED_EVENTS", "room-a,room-b"),
+        ("RATE_LIMIT_USER", "50/1s"),
+        ("RATE_LIMIT_GLOBAL", "3/1m"),
+    ])
+    .await;
+    let mut answers = Vec::new();
+    for n in 0..4 {
+        let token = system.token(&format!("flood-{n}"), 600);
+        answers.push(queue_call(&system, &token, reqwest::Method::POST, "room-a/enter").await);
+    }
+    let codes: Vec<StatusCode> = answers.iter().map(reqwest::Response::status).collect();
+    assert_eq!(
+        codes,
+        [
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::TOO_MANY_REQUESTS
+        ]
+    );
+    let other = system.token("other-b", 600);
+    let answer = queue_call(&system, &other, reqwest::Method::POST, "room-b/enter").await;
+    assert_eq!(
+        answer.status(),
+        StatusCode::OK,
+        "room-b's window is its own"
+    );
+}
+
+/// A confirm left UNKNOWN (the PG's answer lost), retried once its pass ran out: the
+/// retry is replayed from the origin's record, never refused for the lost pass — and the
+/// PG is asked once.
+#[tokio::test]
+async fn an_unknown_gated_confirm_retried_after_its_pass_ran_out_is_replayed() {
+    let edge = EdgeSetup {
+        vars: vec![
+            ("QUEUE_ADMIT_LIMIT", "1".to_owned()),
+            ("QUEUE_PASS_TTL_SECONDS", "2".to_owned()),
+            ("GATED_EVENTS", "gate-6".to_owned()),
+        ],
+        ..EdgeSetup::default()
+    };
+    let system = System::start_with_origin(
+        edge,
+        &[
+            ("GATEWAY_TIMEOUT_MS", "300"),
+            ("RECOVERY_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
+    define(
+        &system,
+        json!({ "eventId": "gate-6", "stock": 10, "amount": 1000 }),
+    )
+    .await;
+    let token = system.token("user-6", 600);
+    assert_eq!(enter(&system, &token, "gate-6").await["admitted"], true);
+    system
+        .set_faults(json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 10_000}))
+        .await;
+    let first = confirm(&system, &token, "key-u", "order-u1", 1000, "gate-6").await;
+    assert_eq!(first.status(), StatusCode::ACCEPTED);
+    let first: Value = first.json().await.expect("a JSON body");
+    assert_eq!(first["status"], "UNKNOWN", "{first}");
+
+    eventually(
+        "the pass ran out",
+        Duration::from_secs(30),
+        EVERY,
+        || async {
+            let gone = status(&system, &token, "gate-6").await.status();
+            (gone == StatusCode::NOT_FOUND)
+                .then_some(())
+                .ok_or(gone.to_string())
+        },
+    )
+    .await;
+    let again = confirm(&system, &token, "key-u", "order-u1", 1000, "gate-6").await;
+    assert_eq!(
+        again.status(),
+        StatusCode::ACCEPTED,
+        "not QUEUE_PASS_REQUIRED"
+    );
+    assert_eq!(
+        again
+            .headers()
+            .get("idempotent-replayed")
+            .map(|v| v.as_bytes()),
+        Some(&b"true"[..])
+    );
+    assert_eq!(again.json::<Value>().await.expect("a JSON body"), first);
+    let other = confirm(&system, &token, "key-u2", "order-u2", 1000, "gate-6").await;
+    assert_eq!(
+        code(other).await,
+        (StatusCode::TOO_MANY_REQUESTS, "QUEUE_PASS_REQUIRED".into()),
+        "no pass, no new order"
+    );
+    assert_eq!(system.ledger().await["requestCount"], 1);
 }
 
 #[tokio::test]
