@@ -8,6 +8,7 @@
 //! cargo run --release -p lab -- cost                 # what each edge route costs
 //! cargo run --release -p lab -- room                 # one waiting room at 10^6
 //! cargo run --release -p lab -- draw                 # a prequeue of 10^6 drawn
+//! cargo run --release -p lab -- shards               # 10^6 arrivals over many shards
 //! cargo run --release -p lab -- cost --profile       # where a request's CPU goes, by route
 //! ```
 
@@ -19,6 +20,7 @@ mod load;
 mod observe;
 mod process;
 mod room;
+mod shards;
 mod stack;
 mod stats;
 
@@ -76,6 +78,12 @@ enum Command {
         #[arg(long, default_value = "docs/draw-at-a-million.md")]
         out: PathBuf,
     },
+    /// One event's arrivals over 1, 8 and 64 shards: the native simulation at 10^6
+    /// arrivals in 60 s (docs/shards-at-a-million.md).
+    Shards {
+        #[arg(long, default_value = "docs/shards-at-a-million.md")]
+        out: PathBuf,
+    },
     /// Measure what each route of the edge costs in workerd, beside baseline Workers
     /// (docs/edge-cost.md).
     Cost {
@@ -104,6 +112,7 @@ async fn main() -> anyhow::Result<()> {
         } => (experiments, runs, out),
         Command::Room { out } => return room::report(&out).await,
         Command::Draw { out } => return room::draw::report(&out).await,
+        Command::Shards { out } => return shards::report(&out),
         Command::Cost {
             out,
             edge_build,

@@ -46,6 +46,7 @@
 //! leaves, even if a restore with a smaller `admit_limit` puts its holder outside the
 //! admitted zone.
 
+pub mod arrivals;
 pub mod draw;
 pub mod eta;
 mod fenwick;

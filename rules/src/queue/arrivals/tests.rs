@@ -1,0 +1,276 @@
+use proptest::prelude::*;
+
+use super::*;
+use crate::queue::QueueConfig;
+
+const CONFIG: QueueConfig = QueueConfig {
+    admit_limit: 3,
+    pass_ttl_ms: 60_000,
+    admit_per_minute: None,
+};
+
+fn users(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i}")).collect()
+}
+
+#[test]
+fn users_spread_evenly_over_the_shards_and_keep_theirs() {
+    for shards in [8u32, 64] {
+        let mut counts = vec![0u32; shards as usize];
+        for user in users("u", 100_000) {
+            counts[shard_of(b"key", "drop", &user, shards) as usize] += 1;
+        }
+        let fair = 100_000.0 / f64::from(shards);
+        for count in &counts {
+            assert!(
+                (f64::from(*count) - fair).abs() < fair * 0.1,
+                "{shards} shards: {counts:?}"
+            );
+        }
+    }
+    let one = shard_of(b"key", "drop", "alice", 64);
+    assert_eq!(one, shard_of(b"key", "drop", "alice", 64));
+    let moved = (0..64)
+        .filter(|n| {
+            let user = format!("user-{n}");
+            shard_of(b"key", "drop", &user, 64) != shard_of(b"other key", "drop", &user, 64)
+        })
+        .count();
+    assert!(moved > 50, "another key, other shards: {moved} of 64 moved");
+}
+
+#[test]
+fn shards_and_their_interval_follow_the_expected_rate() {
+    assert_eq!(shards_for(0), 1);
+    assert_eq!(shards_for(60 * SHARD_ENTERS_PER_SECOND), 1);
+    assert_eq!(shards_for(1_000_000), 67);
+    assert_eq!(shards_for(u64::MAX / 2), MAX_SHARDS);
+    assert_eq!(flush_interval_ms(1), MIN_FLUSH_MS);
+    assert_eq!(flush_interval_ms(64), 320);
+    for shards in [1, 8, 64, MAX_SHARDS] {
+        let batches_per_second = f64::from(shards) * 1000.0 / flush_interval_ms(shards) as f64;
+        assert!(batches_per_second <= f64::from(HEAD_BATCHES_PER_SECOND));
+    }
+}
+
+#[test]
+fn a_batch_waits_its_interval_and_one_is_in_flight_at_a_time() {
+    let mut batcher = Batcher::restore(100, 0, None);
+    assert!(batcher.arrive("a", 1_000));
+    assert!(!batcher.arrive("a", 1_010), "twice is once");
+    assert!(batcher.arrive("b", 1_050));
+    assert_eq!(batcher.due_at(), Some(1_100));
+    assert_eq!(batcher.to_send(1_099), None);
+    let first = batcher.to_send(1_100).expect("due");
+    assert_eq!(
+        (first.id, first.users.clone()),
+        (0, vec!["a".into(), "b".into()])
+    );
+    batcher.arrive("c", 1_120);
+    assert_eq!(
+        batcher.to_send(1_300),
+        Some(first.clone()),
+        "until answered"
+    );
+    assert_eq!(batcher.numbered(7), None, "not the batch in flight");
+    assert_eq!(batcher.numbered(0), Some(first));
+    assert!(!batcher.is_waiting("a"));
+    let second = batcher.to_send(1_300).expect("c's, due since 1 220");
+    assert_eq!((second.id, second.users), (1, vec!["c".to_owned()]));
+}
+
+#[test]
+fn a_full_batch_goes_at_once_and_the_rest_waits_for_the_next() {
+    let mut batcher = Batcher::restore(1_000, 0, None);
+    for user in users("u", MAX_BATCH + 5) {
+        batcher.arrive(&user, 0);
+    }
+    assert_eq!(batcher.due_at(), Some(0));
+    let full = batcher.to_send(0).expect("full");
+    assert_eq!(full.users.len(), MAX_BATCH);
+    batcher.numbered(full.id);
+    assert_eq!(batcher.due_at(), Some(1_000), "the rest waits its interval");
+}
+
+#[test]
+fn a_restart_loses_what_was_pending_and_sends_the_stored_batch_again() {
+    let mut batcher = Batcher::restore(100, 0, None);
+    batcher.arrive("a", 0);
+    let sent = batcher.to_send(100).expect("due");
+    batcher.arrive("b", 150);
+    batcher.restart();
+    assert!(
+        !batcher.is_waiting("b"),
+        "b was never answered: it enters again"
+    );
+    assert_eq!(batcher.to_send(150), Some(sent));
+    batcher.numbered(0);
+    batcher.arrive("b", 200);
+    assert_eq!(batcher.to_send(300).map(|b| b.id), Some(1));
+}
+
+#[test]
+fn the_head_numbers_batches_in_the_order_they_reach_it_and_a_retry_the_same() {
+    let mut line = EventQueue::new(CONFIG);
+    let mut head = Sequencer::default();
+    let BatchNumbered {
+        numbered: a,
+        tickets,
+        changes,
+    } = head.number(3, (0, 2, &[]), &mut line, 0).expect("new");
+    assert_eq!((a.first_seq, a.count), (0, 2));
+    assert_eq!(
+        tickets
+            .iter()
+            .flatten()
+            .map(|t| t.position)
+            .collect::<Vec<_>>(),
+        [1, 2]
+    );
+    assert!(!changes.is_empty());
+    let BatchNumbered {
+        numbered: b,
+        tickets,
+        changes: _,
+    } = head.number(1, (0, 3, &[]), &mut line, 0).expect("new");
+    assert_eq!(b.first_seq, 2);
+    assert_eq!(
+        tickets[2].as_ref().map(|t| (t.position, t.admitted)),
+        Some((5, false))
+    );
+
+    let BatchNumbered {
+        numbered: again,
+        tickets,
+        changes,
+    } = head.number(3, (0, 2, &[]), &mut line, 0).expect("a retry");
+    assert_eq!(again, a);
+    assert!(changes.is_empty(), "numbered once");
+    assert_eq!(tickets[1].as_ref().map(|t| t.seq), Some(1));
+    assert_eq!(line.len(), 5);
+    head.number(3, (1, 1, &[]), &mut line, 0).expect("the next");
+    assert_eq!(
+        head.number(3, (0, 2, &[]), &mut line, 0).err(),
+        Some(StaleBatch { last: 1 })
+    );
+}
+
+#[test]
+fn a_sold_out_line_numbers_nobody_of_a_batch() {
+    let mut line = EventQueue::new(CONFIG);
+    line.mark_sold_out();
+    let mut head = Sequencer::default();
+    let BatchNumbered {
+        numbered,
+        tickets,
+        changes: _,
+    } = head.number(0, (0, 4, &[]), &mut line, 0).expect("answered");
+    assert_eq!(numbered.count, 0);
+    assert!(tickets.iter().all(Option::is_none));
+    assert!(line.is_empty());
+}
+
+/// What a shard does next.
+#[derive(Debug, Clone)]
+enum Step {
+    Arrive {
+        shard: usize,
+    },
+    /// The oldest numbered of the shard's people leaves.
+    Leave {
+        shard: usize,
+    },
+    /// The shard sends what is due, and the head's answer is lost or heard.
+    Flush {
+        shard: usize,
+        heard: bool,
+    },
+    Restart {
+        shard: usize,
+    },
+    Tick,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (0..4usize).prop_map(|shard| Step::Arrive { shard }),
+        2 => (0..4usize).prop_map(|shard| Step::Leave { shard }),
+        3 => (0..4usize, any::<bool>()).prop_map(|(shard, heard)| Step::Flush { shard, heard }),
+        1 => (0..4usize).prop_map(|shard| Step::Restart { shard }),
+        2 => Just(Step::Tick),
+    ]
+}
+
+proptest! {
+    /// Whatever the interleaving — answers lost, shards restarted, people leaving — everyone
+    /// answered is numbered exactly once, each batch's people right behind the batch
+    /// numbered before in the order they came, and every position is the count of those
+    /// still in line before one, plus one.
+    #[test]
+    fn everyone_is_numbered_once_in_the_order_batches_reach_the_head(
+        steps in prop::collection::vec(step(), 1..200)
+    ) {
+        let mut shards: Vec<Batcher> = (0..4).map(|_| Batcher::restore(10, 0, None)).collect();
+        let mut numbered_here: Vec<Vec<u64>> = vec![Vec::new(); 4];
+        let mut head = Sequencer::default();
+        let mut line = EventQueue::new(CONFIG);
+        // Who holds each arrival number, in numbering order, and whether they are in line.
+        let mut reference: Vec<(u64, String, bool)> = Vec::new();
+        let (mut now, mut next_user) = (0i64, 0u32);
+        for step in steps {
+            match step {
+                Step::Arrive { shard } => {
+                    shards[shard].arrive(&format!("s{shard}-u{next_user}"), now);
+                    next_user += 1;
+                }
+                Step::Leave { shard } => {
+                    if !numbered_here[shard].is_empty() {
+                        let seq = numbered_here[shard].remove(0);
+                        shards[shard].leave(seq, now);
+                    }
+                }
+                Step::Flush { shard, heard } => {
+                    let Some(batch) = shards[shard].to_send(now) else { continue };
+                    let retry = reference.iter().any(|(seq, user, _)| {
+                        batch.users.first() == Some(user) && *seq < line.next_seq()
+                    });
+                    let before = reference.iter().filter(|(_, _, present)| *present).count();
+                    let BatchNumbered { numbered, tickets, .. } = head.number(shard as u32, (batch.id, batch.users.len(), &batch.left), &mut line, now)
+                        .expect("the shard sends its last batch or the next");
+                    for seq in &batch.left {
+                        for entry in reference.iter_mut().filter(|(s, _, _)| s == seq) {
+                            entry.2 = false;
+                        }
+                    }
+                    let after_leaving = reference.iter().filter(|(_, _, present)| *present).count();
+                    prop_assert!(retry || before >= after_leaving);
+                    for (at, ticket) in tickets.iter().enumerate() {
+                        let ticket = ticket.as_ref().expect("numbered");
+                        let user = &batch.users[at];
+                        prop_assert_eq!(ticket.seq, numbered.first_seq + at as u64);
+                        if !retry {
+                            prop_assert_eq!(ticket.position, (after_leaving + at + 1) as u64);
+                            reference.push((ticket.seq, user.clone(), true));
+                            numbered_here[shard].push(ticket.seq);
+                        }
+                        let holder = reference.iter().find(|(seq, _, _)| *seq == ticket.seq);
+                        prop_assert_eq!(holder.map(|(_, u, _)| u), Some(user));
+                    }
+                    if heard {
+                        shards[shard].numbered(batch.id);
+                    }
+                }
+                Step::Restart { shard } => shards[shard].restart(),
+                Step::Tick => now += 5,
+            }
+        }
+        let present: Vec<&(u64, String, bool)> = reference.iter().filter(|e| e.2).collect();
+        prop_assert_eq!(line.len(), present.len());
+        for (at, (seq, _, _)) in present.iter().enumerate() {
+            let (ticket, _) = line.status(*seq, now);
+            prop_assert_eq!(ticket.map(|t| t.position), Some(at as u64 + 1));
+        }
+        let distinct: HashSet<&String> = reference.iter().map(|(_, user, _)| user).collect();
+        prop_assert_eq!(distinct.len(), reference.len(), "nobody twice");
+    }
+}
