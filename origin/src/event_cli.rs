@@ -58,6 +58,12 @@ pub struct EventArgs {
     /// The event's name, for the waiting-room page.
     #[arg(long)]
     name: Option<String>,
+    /// The arrival shards its enters are spread over (fixed once the room is defined).
+    #[arg(long, conflicts_with = "expected_arrivals_per_minute")]
+    shards: Option<u32>,
+    /// Instead of `--shards`: the arrivals a minute expected, for ⌈per second / 250⌉.
+    #[arg(long)]
+    expected_arrivals_per_minute: Option<u64>,
 }
 
 /// A moment given as RFC 3339 or epoch milliseconds.
@@ -71,7 +77,7 @@ fn moment(text: &str) -> Result<i64, String> {
 }
 
 /// The room's fields of the operator API, by their flags.
-const ROOM_FIELDS: [&str; 7] = [
+const ROOM_FIELDS: [&str; 9] = [
     "gated",
     "admitLimit",
     "admitPerMinute",
@@ -79,6 +85,8 @@ const ROOM_FIELDS: [&str; 7] = [
     "opensAt",
     "prequeueFrom",
     "name",
+    "shards",
+    "expectedArrivalsPerMinute",
 ];
 
 impl EventArgs {
@@ -94,6 +102,11 @@ impl EventArgs {
             ("opensAt", self.opens_at.map(Value::from)),
             ("prequeueFrom", self.prequeue_from.map(Value::from)),
             ("name", self.name.clone().map(Value::from)),
+            ("shards", self.shards.map(Value::from)),
+            (
+                "expectedArrivalsPerMinute",
+                self.expected_arrivals_per_minute.map(Value::from),
+            ),
         ];
         values
             .into_iter()
@@ -216,6 +229,12 @@ fn updated(event: &Value, args: &EventArgs) -> Value {
             for (name, value) in stored {
                 body[name] = value.clone();
             }
+        }
+    }
+    if given.contains_key("expectedArrivalsPerMinute") {
+        // The shards follow from it: the stored count is not given beside it.
+        if let Some(fields) = body.as_object_mut() {
+            fields.remove("shards");
         }
     }
     for (name, value) in given {

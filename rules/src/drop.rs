@@ -37,6 +37,10 @@ pub struct RoomSettings {
     /// The event's name, for the page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The arrival shards the event's enters are spread over (`queue::arrivals`): 1, the
+    /// room alone, unless given. Fixed from the room's first statement on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
 }
 
 /// What an operator has made of the drop.
@@ -90,6 +94,11 @@ fn refuse(field: &'static str, message: &'static str) -> Result<(), SettingError
 }
 
 impl RoomSettings {
+    /// The arrival shards in force.
+    pub fn shard_count(&self) -> u32 {
+        self.shards.unwrap_or(1)
+    }
+
     /// Whether an operator said anything about the room at all.
     pub fn is_configured(&self) -> bool {
         *self != RoomSettings::default()
@@ -107,6 +116,9 @@ impl RoomSettings {
         }
         if !positive(self.pass_ttl_seconds, MAX_TTL_SECONDS) {
             return refuse("passTtlSeconds", "must be from 1 to 86400");
+        }
+        if !positive(self.shards, crate::queue::arrivals::MAX_SHARDS) {
+            return refuse("shards", "must be from 1 to 256");
         }
         if let Some(name) = &self.name {
             if name.trim().is_empty()
@@ -149,6 +161,7 @@ mod tests {
             opens_at: Some(NOW + 5_000),
             prequeue_from: Some(NOW),
             name: Some("Spring drop".into()),
+            shards: Some(8),
         };
         assert_eq!(field(ok.clone()), None);
         for (bad, name) in [
@@ -193,6 +206,20 @@ mod tests {
                     ..ok.clone()
                 },
                 "prequeueFrom",
+            ),
+            (
+                RoomSettings {
+                    shards: Some(0),
+                    ..ok.clone()
+                },
+                "shards",
+            ),
+            (
+                RoomSettings {
+                    shards: Some(257),
+                    ..ok.clone()
+                },
+                "shards",
             ),
             (
                 RoomSettings {

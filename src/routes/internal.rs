@@ -105,9 +105,16 @@ pub async fn configure_room(
             )
         }
     };
-    directory::client::set(env, event_id, update.settings.gated, update.version)
-        .await
-        .map_err(room_unavailable)?;
+    let settings = &update.settings;
+    directory::client::set(
+        env,
+        event_id,
+        settings.gated,
+        settings.shard_count(),
+        update.version,
+    )
+    .await
+    .map_err(room_unavailable)?;
     worker::console_log!("room {event_id}: version {} applied", update.version);
     Ok(Response::from_json(&report)?)
 }

@@ -1,5 +1,5 @@
 //! The native simulation of a sharded drop: the rules' own state machines — each
-//! shard's `Batcher`, the head's `Sequencer` and `EventQueue` — driven in one process on
+//! shard's `Batcher`, the head's `enter_batch` on its `EventQueue` — driven in one process on
 //! simulated time, at the full rate, with every request each object receives counted
 //! by the second. What the simulation assumes of the platform (a call's time, a
 //! restart's, a client's retry) is in the constants; what it checks it checks against
@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use rules::queue::arrivals::{
-    flush_interval_ms, shard_of, Batch, BatchNumbered, Batcher, Sequencer,
+    enter_batch, flush_interval_ms, shard_of, Batch, BatchNumbered, Batcher,
 };
 use rules::queue::snapshot::SnapshotOf;
 use rules::queue::{Change, EventQueue, QueueConfig};
@@ -104,7 +104,6 @@ struct Sim {
     /// Leaves a shard stored and the head has not taken yet.
     stored_leaves: Vec<Vec<u64>>,
     unanswered: Vec<HashSet<u32>>,
-    head: Sequencer,
     line: EventQueue,
     /// The reference: who is in line, by arrival number, and how many.
     present: Vec<bool>,
@@ -167,7 +166,6 @@ impl Sim {
             epoch: vec![0; n],
             stored_leaves: vec![Vec::new(); n],
             unanswered: vec![HashSet::new(); n],
-            head: Sequencer::default(),
             line: EventQueue::new(CONFIG),
             present: Vec::with_capacity(users),
             in_line: 0,
@@ -258,7 +256,8 @@ impl Sim {
                     self.at(now + CLIENT_RETRY_MS, Ev::Claim(user));
                     return;
                 }
-                self.count_shard(shard, now);
+                // The claim goes to the head (it knows who holds which number); the
+                // payment's consume leaves through the shard.
                 self.count_head(now);
                 self.leave(user, now);
             }
@@ -324,7 +323,7 @@ impl Sim {
             self.at(now + SHARD_RETRY_MS, Ev::Flush(shard));
             return;
         }
-        self.number(shard, &batch, now);
+        self.number(&batch, now);
         if direct {
             // One room numbers its own enters: no batch, no call.
             self.batchers[0].numbered(batch.id);
@@ -347,25 +346,16 @@ impl Sim {
     }
 
     /// The head's work on a batch, checked against the reference.
-    fn number(&mut self, shard: u32, batch: &Batch, now: i64) {
-        let Ok(BatchNumbered {
-            numbered,
-            tickets,
-            changes,
-        }) = self.head.number(
-            shard,
-            (batch.id, batch.users.len(), &batch.left),
-            &mut self.line,
-            now,
-        )
-        else {
-            return;
-        };
-        let retry = batch
+    fn number(&mut self, batch: &Batch, now: i64) {
+        let held: Vec<Option<u64>> = batch
             .users
-            .first()
-            .and_then(|user| self.seq_of_user[user_id(user) as usize])
-            .is_some();
+            .iter()
+            .map(|user| self.seq_of_user[user_id(user) as usize])
+            .collect();
+        let retry = held.iter().any(Option::is_some);
+        let first_seq = self.line.next_seq();
+        let BatchNumbered { tickets, changes } =
+            enter_batch(&mut self.line, &held, &batch.left, now);
         for seq in &batch.left {
             if let Some(slot) = self.present.get_mut(*seq as usize) {
                 if std::mem::replace(slot, false) {
@@ -380,7 +370,7 @@ impl Sim {
                 continue;
             }
             self.out.checked += 1;
-            if ticket.position != self.in_line + 1 || ticket.seq != numbered.first_seq + at as u64 {
+            if ticket.position != self.in_line + 1 || ticket.seq != first_seq + at as u64 {
                 self.out.wrong += 1;
             }
             if self.user_of_seq.insert(ticket.seq, user).is_some()

@@ -43,6 +43,9 @@ struct EventRequest {
     opens_at: Option<i64>,
     prequeue_from: Option<i64>,
     name: Option<String>,
+    shards: Option<u32>,
+    /// Instead of `shards`: they follow from the arrivals a minute expected.
+    expected_arrivals_per_minute: Option<u64>,
 }
 
 fn invalid(message: String) -> ApiError {
@@ -70,6 +73,17 @@ fn check_change(
     settings
         .check(now_ms, stored_opens_at)
         .map_err(|err| invalid(err.to_string()))?;
+    if let Some(stored) = stored {
+        if stored.settings.shard_count() != settings.shard_count() {
+            return Err(conflict(
+                "SHARDS_FIXED",
+                format!(
+                    "shards: the room has {} from its first definition on",
+                    stored.settings.shard_count()
+                ),
+            ));
+        }
+    }
     let drawn = stored_opens_at.is_some_and(|at| at <= now_ms);
     if drawn && settings.opens_at != stored_opens_at {
         return Err(conflict(
@@ -107,6 +121,16 @@ pub async fn put_event(
         Some(gated) => gated,
         None => opening,
     };
+    let shards = match (request.shards, request.expected_arrivals_per_minute) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "shards: give shards or expectedArrivalsPerMinute, not both".into(),
+            ))
+        }
+        (Some(shards), None) => Some(shards),
+        (None, Some(per_minute)) => Some(rules::queue::arrivals::shards_for(per_minute)),
+        (None, None) => None,
+    };
     let settings = RoomSettings {
         gated,
         admit_limit: request.admit_limit,
@@ -115,6 +139,7 @@ pub async fn put_event(
         opens_at: request.opens_at,
         prequeue_from: request.prequeue_from,
         name: request.name,
+        shards,
     };
     let room_given = request.gated.is_some() || settings.is_configured();
     let now = now_ms();

@@ -8,7 +8,7 @@
 //! — for one [`flush_interval_ms`] ([`Batcher`]) and hands them to the head in one call;
 //! the head takes the leavers out of its one line and numbers the newcomers with its
 //! next arrival numbers, in the order batches reach it and the batch's own order within
-//! ([`Sequencer`]). So:
+//! ([`enter_batch`]). So:
 //!
 //! - **The order is exact and final at once.** Nobody is numbered below a number already
 //!   given, so a position answered is exact as of that answer and only ever falls; the
@@ -17,13 +17,13 @@
 //!   different shards are numbered in the order they came unless they came less than a
 //!   flush interval (plus the head's answer time) apart.
 //! - **A batch is numbered once.** The shard stores a batch before sending it and sends
-//!   it again, under the same id, until the head answers; the head answers a batch it
-//!   numbered already with the same numbers. A shard lost mid-call loses nobody and
-//!   numbers nobody twice.
+//!   it again until the head answers; the head keeps whoever holds a number at it
+//!   ([`enter_batch`]), so a batch sent again gets the numbers it got. A shard lost
+//!   mid-call loses nobody and numbers nobody twice.
 //! - **The head takes at most [`HEAD_BATCHES_PER_SECOND`] batches a second** from all
 //!   its shards together: the flush interval grows with the shards.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -191,109 +191,37 @@ impl Batcher {
     }
 }
 
-/// What the head gave a shard's batch: its first arrival number and how many it
-/// numbered (the rest of the batch turned away: sold out or closed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Numbered {
-    pub batch: u64,
-    pub first_seq: u64,
-    pub count: u32,
-}
-
-/// The head's answer to a batch: the numbers, each newcomer's ticket (`None`: turned
-/// away), and the changes to store.
+/// The head's answer to a batch: each newcomer's ticket (`None`: turned away — sold
+/// out or closed), and the changes to store.
 #[derive(Debug)]
 pub struct BatchNumbered {
-    pub numbered: Numbered,
     pub tickets: Vec<Option<Ticket>>,
     pub changes: Vec<Change>,
 }
 
-/// The head's record of what it numbered for each shard: the last batch, so a batch
-/// sent again is answered with the numbers it got.
-#[derive(Debug, Default, Clone)]
-pub struct Sequencer {
-    last: HashMap<u32, Numbered>,
-}
-
-/// A batch older than the last the head numbered for its shard: already answered (and
-/// the shard moved on), so it numbers nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StaleBatch {
-    pub last: u64,
-}
-
-impl Sequencer {
-    pub fn restore(last: impl IntoIterator<Item = (u32, Numbered)>) -> Self {
-        Self {
-            last: last.into_iter().collect(),
-        }
+/// The head's work on a batch: takes `left` out of `line`, then enters the batch's people
+/// behind everyone, in order — `held[i]` is the arrival number the i-th already holds, if
+/// any, which they keep. So a batch sent again (its answer lost, its shard restarted) is
+/// answered with the numbers it got, and nobody is numbered twice.
+pub fn enter_batch(
+    line: &mut EventQueue,
+    held: &[Option<u64>],
+    left: &[u64],
+    now_ms: i64,
+) -> BatchNumbered {
+    let mut changes = Vec::new();
+    for seq in left {
+        changes.extend(line.leave(*seq, now_ms));
     }
-
-    /// Takes `left` out of `line` and numbers `count` newcomers of `shard`'s batch `batch`
-    /// into it, behind everyone — the same numbers, and no change, for a batch numbered
-    /// before.
-    pub fn number(
-        &mut self,
-        shard: u32,
-        (batch, count, left): (u64, usize, &[u64]),
-        line: &mut EventQueue,
-        now_ms: i64,
-    ) -> Result<BatchNumbered, StaleBatch> {
-        if let Some(last) = self.last.get(&shard).copied() {
-            if last.batch > batch {
-                return Err(StaleBatch { last: last.batch });
-            }
-            if last.batch == batch {
-                let mut changes = Vec::new();
-                let tickets = (0..count)
-                    .map(|at| {
-                        let seq = last.first_seq + at as u64;
-                        (at < last.count as usize)
-                            .then(|| line.status(seq, now_ms))
-                            .and_then(|(ticket, more)| {
-                                changes.extend(more);
-                                ticket
-                            })
-                    })
-                    .collect();
-                return Ok(BatchNumbered {
-                    numbered: last,
-                    tickets,
-                    changes,
-                });
-            }
-        }
-        let mut changes = Vec::new();
-        for seq in left {
-            changes.extend(line.leave(*seq, now_ms));
-        }
-        let first_seq = line.next_seq();
-        let mut tickets = Vec::with_capacity(count);
-        for _ in 0..count {
-            let (ticket, more) = line.enter(None, now_ms);
+    let tickets = held
+        .iter()
+        .map(|seq| {
+            let (ticket, more) = line.enter(*seq, now_ms);
             changes.extend(more);
-            tickets.push(ticket);
-        }
-        let numbered = Numbered {
-            batch,
-            first_seq,
-            count: tickets.iter().filter(|t| t.is_some()).count() as u32,
-        };
-        self.last.insert(shard, numbered);
-        Ok(BatchNumbered {
-            numbered,
-            tickets,
-            changes,
+            ticket
         })
-    }
-
-    /// What the head numbered last for each shard, to store.
-    pub fn last(&self) -> impl Iterator<Item = (u32, Numbered)> + '_ {
-        self.last
-            .iter()
-            .map(|(shard, numbered)| (*shard, *numbered))
-    }
+        .collect();
+    BatchNumbered { tickets, changes }
 }
 
 #[cfg(test)]

@@ -112,61 +112,42 @@ fn a_restart_loses_what_was_pending_and_sends_the_stored_batch_again() {
 #[test]
 fn the_head_numbers_batches_in_the_order_they_reach_it_and_a_retry_the_same() {
     let mut line = EventQueue::new(CONFIG);
-    let mut head = Sequencer::default();
-    let BatchNumbered {
-        numbered: a,
-        tickets,
-        changes,
-    } = head.number(3, (0, 2, &[]), &mut line, 0).expect("new");
-    assert_eq!((a.first_seq, a.count), (0, 2));
-    assert_eq!(
-        tickets
+    let a = enter_batch(&mut line, &[None, None], &[], 0);
+    let seqs = |batch: &BatchNumbered| -> Vec<(u64, u64)> {
+        batch
+            .tickets
             .iter()
             .flatten()
-            .map(|t| t.position)
-            .collect::<Vec<_>>(),
-        [1, 2]
-    );
-    assert!(!changes.is_empty());
-    let BatchNumbered {
-        numbered: b,
-        tickets,
-        changes: _,
-    } = head.number(1, (0, 3, &[]), &mut line, 0).expect("new");
-    assert_eq!(b.first_seq, 2);
-    assert_eq!(
-        tickets[2].as_ref().map(|t| (t.position, t.admitted)),
-        Some((5, false))
-    );
+            .map(|t| (t.seq, t.position))
+            .collect()
+    };
+    assert_eq!(seqs(&a), [(0, 1), (1, 2)]);
+    assert!(!a.changes.is_empty());
+    let b = enter_batch(&mut line, &[None; 3], &[], 0);
+    assert_eq!(seqs(&b), [(2, 3), (3, 4), (4, 5)]);
+    assert_eq!(b.tickets[2].as_ref().map(|t| t.admitted), Some(false));
 
-    let BatchNumbered {
-        numbered: again,
-        tickets,
-        changes,
-    } = head.number(3, (0, 2, &[]), &mut line, 0).expect("a retry");
-    assert_eq!(again, a);
-    assert!(changes.is_empty(), "numbered once");
-    assert_eq!(tickets[1].as_ref().map(|t| t.seq), Some(1));
-    assert_eq!(line.len(), 5);
-    head.number(3, (1, 1, &[]), &mut line, 0).expect("the next");
-    assert_eq!(
-        head.number(3, (0, 2, &[]), &mut line, 0).err(),
-        Some(StaleBatch { last: 1 })
+    let again = enter_batch(&mut line, &[Some(0), Some(1)], &[], 0);
+    assert_eq!(seqs(&again), seqs(&a), "the numbers it got");
+    assert!(
+        !again
+            .changes
+            .iter()
+            .any(|c| matches!(c, Change::Entered { .. })),
+        "nobody numbered twice"
     );
+    assert_eq!(line.len(), 5);
+
+    let after = enter_batch(&mut line, &[None], &[1, 3], 0);
+    assert_eq!(seqs(&after), [(5, 4)], "the leavers out first");
 }
 
 #[test]
 fn a_sold_out_line_numbers_nobody_of_a_batch() {
     let mut line = EventQueue::new(CONFIG);
     line.mark_sold_out();
-    let mut head = Sequencer::default();
-    let BatchNumbered {
-        numbered,
-        tickets,
-        changes: _,
-    } = head.number(0, (0, 4, &[]), &mut line, 0).expect("answered");
-    assert_eq!(numbered.count, 0);
-    assert!(tickets.iter().all(Option::is_none));
+    let batch = enter_batch(&mut line, &[None; 4], &[], 0);
+    assert!(batch.tickets.iter().all(Option::is_none));
     assert!(line.is_empty());
 }
 
@@ -212,7 +193,6 @@ proptest! {
     ) {
         let mut shards: Vec<Batcher> = (0..4).map(|_| Batcher::restore(10, 0, None)).collect();
         let mut numbered_here: Vec<Vec<u64>> = vec![Vec::new(); 4];
-        let mut head = Sequencer::default();
         let mut line = EventQueue::new(CONFIG);
         // Who holds each arrival number, in numbering order, and whether they are in line.
         let mut reference: Vec<(u64, String, bool)> = Vec::new();
@@ -235,8 +215,13 @@ proptest! {
                         batch.users.first() == Some(user) && *seq < line.next_seq()
                     });
                     let before = reference.iter().filter(|(_, _, present)| *present).count();
-                    let BatchNumbered { numbered, tickets, .. } = head.number(shard as u32, (batch.id, batch.users.len(), &batch.left), &mut line, now)
-                        .expect("the shard sends its last batch or the next");
+                    let held: Vec<Option<u64>> = batch
+                        .users
+                        .iter()
+                        .map(|user| reference.iter().find(|(_, u, _)| u == user).map(|(seq, _, _)| *seq))
+                        .collect();
+                    let first_seq = line.next_seq();
+                    let BatchNumbered { tickets, .. } = enter_batch(&mut line, &held, &batch.left, now);
                     for seq in &batch.left {
                         for entry in reference.iter_mut().filter(|(s, _, _)| s == seq) {
                             entry.2 = false;
@@ -247,8 +232,9 @@ proptest! {
                     for (at, ticket) in tickets.iter().enumerate() {
                         let ticket = ticket.as_ref().expect("numbered");
                         let user = &batch.users[at];
-                        prop_assert_eq!(ticket.seq, numbered.first_seq + at as u64);
+
                         if !retry {
+                            prop_assert_eq!(ticket.seq, first_seq + at as u64);
                             prop_assert_eq!(ticket.position, (after_leaving + at + 1) as u64);
                             reference.push((ticket.seq, user.clone(), true));
                             numbered_here[shard].push(ticket.seq);
