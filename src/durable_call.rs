@@ -11,6 +11,10 @@
 //! ASCII whatever a user id holds, and they are a few hundred bytes, far below URL and
 //! header limits. Every call is a GET, state-changing ones too: an object's `fetch`
 //! receives whatever its caller sends, and nothing between them caches or retries.
+//!
+//! A call too big for a URL — a shard's batch of up to a thousand users, and its answer —
+//! goes in the bodies instead ([`call_object_in_body`], [`read_call_in_body`],
+//! [`reply_in_body`]): a POST of the JSON, the answer's JSON as its body.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -108,6 +112,57 @@ async fn send(
         200..=299 => Ok(answer),
         status => Err(failed(format!("answered {status}"))),
     }
+}
+
+/// Sends `request` to the object named `name` of namespace `binding` in the request's
+/// body, and reads its answer from the answer's body.
+pub async fn call_object_in_body<T: DeserializeOwned>(
+    env: &Env,
+    binding: &'static str,
+    name: &str,
+    request: &impl Serialize,
+) -> Result<T, ObjectUnavailable> {
+    let failed = |cause: String| ObjectUnavailable { binding, cause };
+    let body = serde_json::to_string(request).map_err(|err| failed(err.to_string()))?;
+    let mut init = worker::RequestInit::new();
+    init.with_method(worker::Method::Post)
+        .with_body(Some(JsValue::from_str(&body)));
+    let call = Request::new_with_init(CALL_URL, &init).map_err(|err| failed(err.to_string()))?;
+    let mut answer = env
+        .durable_object(binding)
+        .and_then(|namespace| namespace.get_by_name(name))
+        .map_err(|err| failed(err.to_string()))?
+        .fetch_with_request(call)
+        .await
+        .map_err(|err| failed(err.to_string()))?;
+    if !(200..=299).contains(&answer.status_code()) {
+        return Err(failed(format!("answered {}", answer.status_code())));
+    }
+    let bytes = answer
+        .bytes()
+        .await
+        .map_err(|err| failed(err.to_string()))?;
+    serde_json::from_slice(&bytes).map_err(|err| failed(format!("its answer: {err}")))
+}
+
+/// The object's side of [`call_object_in_body`]: whether `req` carries its call in its
+/// body.
+pub fn is_call_in_body(req: &Request) -> bool {
+    req.method() == worker::Method::Post
+}
+
+/// The call `req` carries in its body.
+pub async fn read_call_in_body<T: DeserializeOwned>(req: &mut Request) -> worker::Result<T> {
+    let bytes = req.bytes().await?;
+    serde_json::from_slice(&bytes)
+        .map_err(|err| worker::Error::RustError(format!("bad call: {err}")))
+}
+
+/// The answer to a call in the body: `value` as JSON, the answer's body.
+pub fn reply_in_body(value: &impl Serialize) -> worker::Result<Response> {
+    let json =
+        serde_json::to_vec(value).map_err(|err| worker::Error::RustError(err.to_string()))?;
+    Response::from_bytes(json)
 }
 
 /// The object's side: the call, decoded in Rust from the URL it came on.

@@ -18,6 +18,8 @@
 //! - [`rate_windows`] — sliding windows kept by a Durable Object (SQLite-backed).
 //! - [`global_limiter`] — the `GlobalLimiter` Durable Object, one per route and shard.
 //! - [`queue`] — the `WaitingRoom` Durable Object: one first-come line per event.
+//! - [`arrivals`] — the `ArrivalShard` Durable Object: an event's enters spread over
+//!   many, numbered in batches by its room.
 //! - [`directory`] — the `EventDirectory` Durable Object: which events operators gated
 //!   at run time.
 //! - [`origin`] — the signed call to the origin, and its answer passed back unchanged.
@@ -29,6 +31,7 @@
 //! - [`error`] — the one mapping from a refusal to an HTTP response.
 
 pub mod alarm;
+pub mod arrivals;
 pub mod auth;
 pub mod body;
 pub mod clock;
@@ -47,6 +50,7 @@ pub mod rate_windows;
 pub mod routes;
 pub mod session;
 
+pub use arrivals::object::ArrivalShard;
 pub use directory::object::EventDirectory;
 pub use global_limiter::object::GlobalLimiter;
 pub use queue::object::WaitingRoom;

@@ -5,6 +5,10 @@ use std::cell::Cell;
 use rules::drop::RoomUpdate;
 
 use super::protocol::{Configured, DrawList, Entered, PassClaim, Placement, Report, RoomRequest};
+use crate::arrivals::client::{shard_name, BINDING as SHARDS};
+use crate::arrivals::object::ShardCall;
+use crate::clock::now_ms;
+use crate::directory;
 use crate::durable_call::{call_object, call_object_for_body, tell_object, ObjectUnavailable};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
@@ -89,24 +93,34 @@ pub async fn snapshot(env: &worker::Env, event_id: &str) -> Result<Vec<u8>, Obje
     call_object_for_body(env, BINDING, event_id, &RoomRequest::Snapshot).await
 }
 
-/// The waiting room of one event, on behalf of one user.
+/// The waiting room of one event, on behalf of one user: the enters, polls and leaves go
+/// to the user's arrival shard when the event has more than one (`crate::arrivals`), the
+/// rest to its room.
 pub struct WaitingRoomClient<'a> {
     env: &'a worker::Env,
     event_id: &'a str,
     user: &'a str,
+    /// The key shards are chosen under (the ticket key).
+    shard_key: &'a [u8],
 }
 
 impl<'a> WaitingRoomClient<'a> {
-    pub fn new(env: &'a worker::Env, event_id: &'a str, user: &'a str) -> Self {
+    pub fn new(
+        env: &'a worker::Env,
+        shard_key: &'a [u8],
+        event_id: &'a str,
+        user: &'a str,
+    ) -> Self {
         Self {
             env,
             event_id,
             user,
+            shard_key,
         }
     }
 
     pub async fn enter(&self) -> Result<Entered, ObjectUnavailable> {
-        self.call(RoomRequest::Enter {
+        self.arrival_call(RoomRequest::Enter {
             user: self.user.to_owned(),
         })
         .await
@@ -117,11 +131,11 @@ impl<'a> WaitingRoomClient<'a> {
         let request = RoomRequest::Status {
             user: self.user.to_owned(),
         };
-        self.call(request).await
+        self.arrival_call(request).await
     }
 
     pub async fn leave(&self) -> Result<(), ObjectUnavailable> {
-        self.tell(RoomRequest::Leave {
+        self.arrival_tell(RoomRequest::Leave {
             user: self.user.to_owned(),
         })
         .await
@@ -144,10 +158,57 @@ impl<'a> WaitingRoomClient<'a> {
     }
 
     pub async fn consume(&self) -> Result<(), ObjectUnavailable> {
-        self.tell(RoomRequest::Consume {
+        self.arrival_tell(RoomRequest::Consume {
             user: self.user.to_owned(),
         })
         .await
+    }
+
+    /// Where the user's arrivals — enter, poll, leave, consume — go: their shard when the
+    /// event has more than one, else the room. When the directory cannot say, the room:
+    /// it takes anyone's arrivals itself, keeping whoever holds a number.
+    async fn shard(&self) -> Option<(String, u32)> {
+        let shards = directory::client::shards(self.env, self.event_id, now_ms())
+            .await
+            .unwrap_or_else(|err| {
+                worker::console_error!("{err}; the arrivals go to the room");
+                1
+            });
+        (shards > 1).then(|| {
+            let name = shard_name(self.shard_key, self.event_id, self.user, shards);
+            (name, shards)
+        })
+    }
+
+    fn shard_call(&self, request: RoomRequest, shards: u32) -> ShardCall {
+        ShardCall {
+            event: self.event_id.to_owned(),
+            shards,
+            call: request,
+        }
+    }
+
+    async fn arrival_call<T: serde::de::DeserializeOwned>(
+        &self,
+        request: RoomRequest,
+    ) -> Result<T, ObjectUnavailable> {
+        match self.shard().await {
+            None => self.call(request).await,
+            Some((name, shards)) => {
+                counted();
+                call_object(self.env, SHARDS, &name, &self.shard_call(request, shards)).await
+            }
+        }
+    }
+
+    async fn arrival_tell(&self, request: RoomRequest) -> Result<(), ObjectUnavailable> {
+        match self.shard().await {
+            None => self.tell(request).await,
+            Some((name, shards)) => {
+                counted();
+                tell_object(self.env, SHARDS, &name, &self.shard_call(request, shards)).await
+            }
+        }
     }
 
     async fn call<T: serde::de::DeserializeOwned>(

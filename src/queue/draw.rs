@@ -17,13 +17,12 @@
 
 use rules::queue::draw::{self, SEED_BYTES};
 use rules::queue::QueueConfig;
-use worker::{Response, Result};
+use worker::Result;
 
-use super::object::WaitingRoom;
+use super::object::{Unplaced, WaitingRoom};
 use super::protocol::{Entered, Placement};
 use super::storage::{DrawProgress, DrawStep};
 use crate::config::EdgeConfig;
-use crate::durable_call::reply;
 
 impl WaitingRoom {
     /// The draw's seed and progress, while it runs.
@@ -159,7 +158,7 @@ impl WaitingRoom {
         user: &str,
         entering: bool,
         now: i64,
-    ) -> Result<Option<Result<Response>>> {
+    ) -> Result<Option<Unplaced>> {
         if !self.is_drawing()? || self.storage.seq_of(user)?.is_some() {
             return Ok(None);
         }
@@ -184,9 +183,9 @@ impl WaitingRoom {
         let mut placement = Placement::drawing(prequeued, opens_at);
         placement.event_name = self.event_name();
         if !entering {
-            return Ok(Some(reply(&Some(placement))));
+            return Ok(Some(Unplaced::Status(Some(placement))));
         }
-        Ok(Some(reply(&Entered {
+        Ok(Some(Unplaced::Entered(Entered {
             placement,
             seq: None,
             room: self.storage.identity()?,

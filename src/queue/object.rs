@@ -27,10 +27,26 @@ use super::storage::{DropState, RoomStorage};
 use crate::alarm;
 use crate::clock::now_ms;
 use crate::config::EdgeConfig;
-use crate::durable_call::{read_call, reply};
+use crate::durable_call::{is_call_in_body, read_call, read_call_in_body, reply};
 
 /// An arrival number nobody holds: what the line is asked about for someone not in it.
 const NOBODY: u64 = u64::MAX;
+
+/// What a room answers someone it does not number yet: before the opening, or while the
+/// draw runs.
+pub(super) enum Unplaced {
+    Entered(Entered),
+    Status(Option<Placement>),
+}
+
+impl Unplaced {
+    pub(super) fn reply(&self) -> Result<Response> {
+        match self {
+            Unplaced::Entered(entered) => reply(entered),
+            Unplaced::Status(placement) => reply(placement),
+        }
+    }
+}
 
 #[durable_object]
 pub struct WaitingRoom {
@@ -63,8 +79,11 @@ impl DurableObject for WaitingRoom {
         }
     }
 
-    async fn fetch(&self, req: Request) -> Result<Response> {
-        let request: RoomRequest = read_call(&req)?;
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let request: RoomRequest = match is_call_in_body(&req) {
+            true => read_call_in_body(&mut req).await?,
+            false => read_call(&req)?,
+        };
         let now = now_ms();
         let config = self.config()?;
         self.open_if_due(now).await?;
@@ -73,13 +92,16 @@ impl DurableObject for WaitingRoom {
             RoomRequest::Configure { update } => return self.configure(update, now).await,
             RoomRequest::Report => return self.report(config, now),
             RoomRequest::DrawList { from, limit } => return self.draw_list(*from, *limit),
+            RoomRequest::Batch { users, left } => {
+                return self.batch(config, users, left, now).await
+            }
             RoomRequest::Enter { user } | RoomRequest::Status { user } => {
                 let entering = matches!(request, RoomRequest::Enter { .. });
                 if let Some(answer) = self.before_opening(user, entering, now)? {
-                    return answer;
+                    return answer.reply();
                 }
                 if let Some(answer) = self.while_drawing(config, user, entering, now)? {
-                    return answer;
+                    return answer.reply();
                 }
             }
             _ => {}
@@ -96,7 +118,8 @@ impl DurableObject for WaitingRoom {
             changes.extend(more);
             Ok((response, changes))
         })?;
-        self.persist(&changes, entrant.as_deref(), now).await?;
+        let entrant = entrant.as_deref();
+        self.persist(&changes, entrant.as_slice(), now).await?;
         response
     }
 
@@ -106,7 +129,7 @@ impl DurableObject for WaitingRoom {
         self.open_if_due(now).await?;
         self.draw_batch(config, now)?;
         let changes = self.with_line(config, |line| Ok(line.expire(now)))?;
-        self.persist(&changes, None, now).await?;
+        self.persist(&changes, &[], now).await?;
         // A fired alarm is spent: it is set again for the next pass even when nothing
         // expired (the pass it was set for left early), or the chain would stop until
         // someone polls.
@@ -194,7 +217,8 @@ impl WaitingRoom {
             RoomRequest::Snapshot
             | RoomRequest::Configure { .. }
             | RoomRequest::Report
-            | RoomRequest::DrawList { .. } => (
+            | RoomRequest::DrawList { .. }
+            | RoomRequest::Batch { .. } => (
                 Err(worker::Error::RustError("answered apart".into())),
                 Vec::new(),
             ),
@@ -205,7 +229,7 @@ impl WaitingRoom {
     /// the last one, or the pause it shows has ended.
     pub(super) async fn snapshot(&self, config: QueueConfig, now: i64) -> Result<Response> {
         let changes = self.with_line(config, |line| Ok(line.expire(now)))?;
-        self.persist(&changes, None, now).await?;
+        self.persist(&changes, &[], now).await?;
         let mut cached = self.snapshot.borrow_mut();
         let stale = cached.as_ref().is_none_or(|snapshot| {
             snapshot.version != self.version.get()
@@ -280,12 +304,13 @@ impl WaitingRoom {
         placement
     }
 
-    /// Writes `changes` (`entrant` took the arrival number of a newcomer, if any), feeds
-    /// the admission rate, and keeps the alarm at the earliest pass expiry.
+    /// Writes `changes` (`entrants` took the arrival numbers of the newcomers among them,
+    /// in order), feeds the admission rate, and keeps the alarm at the earliest pass
+    /// expiry.
     pub(super) async fn persist(
         &self,
         changes: &[Change],
-        entrant: Option<&str>,
+        entrants: &[&str],
         now: i64,
     ) -> Result<()> {
         // Only a change can move the earliest expiry: a plain poll touches no storage.
@@ -297,7 +322,7 @@ impl WaitingRoom {
             let line = line
                 .as_ref()
                 .ok_or_else(|| worker::Error::RustError("changes of no line".into()))?;
-            self.storage.write(changes, entrant.as_slice(), line, now)?
+            self.storage.write(changes, entrants, line, now)?
         };
         self.changed();
         if changes.iter().any(|c| matches!(c, Change::Removed { .. })) && issued > 0 {

@@ -22,7 +22,7 @@ use rules::drop::{RoomState, RoomUpdate};
 use rules::queue::QueueConfig;
 use worker::{Response, Result};
 
-use super::object::WaitingRoom;
+use super::object::{Unplaced, WaitingRoom};
 use super::protocol::{Configured, DrawList, Entered, NotOpen, Placement, Report};
 use crate::durable_call::reply;
 
@@ -59,7 +59,7 @@ impl WaitingRoom {
         user: &str,
         entering: bool,
         now: i64,
-    ) -> Result<Option<Result<Response>>> {
+    ) -> Result<Option<Unplaced>> {
         let Some(opens_at) = self.opening_ahead()? else {
             return Ok(None);
         };
@@ -72,7 +72,7 @@ impl WaitingRoom {
         prequeued.event_name = self.event_name();
         if !entering {
             let placement = self.storage.is_prequeued(user)?.then_some(prequeued);
-            return Ok(Some(reply(&placement)));
+            return Ok(Some(Unplaced::Status(placement)));
         }
         let open_for_prequeue = prequeue_from.is_some_and(|from| from <= now);
         if open_for_prequeue {
@@ -87,7 +87,7 @@ impl WaitingRoom {
                 prequeue_from,
             }),
         };
-        Ok(Some(reply(&entered)))
+        Ok(Some(Unplaced::Entered(entered)))
     }
 
     /// Applies `update` unless one as new or newer was: stored, then the line's new
@@ -138,7 +138,7 @@ impl WaitingRoom {
             }
             Ok(changes)
         })?;
-        self.persist(&changes, None, now).await?;
+        self.persist(&changes, &[], now).await?;
         // A new opening may be the next thing to wake for.
         self.keep_alarm().await?;
         self.open_if_due(now).await?;

@@ -37,6 +37,17 @@ pub enum RoomRequest {
     Report,
     /// The draw for audit: answers [`DrawList`], `limit` people from place `from`.
     DrawList { from: u64, limit: u32 },
+    /// From one of the event's arrival shards (`crate::arrivals`): the arrival numbers of
+    /// its people who `left` are taken out of the line, then `users` enter in this order,
+    /// each answered as a lone enter would be ([`Batched`]).
+    Batch { users: Vec<String>, left: Vec<u64> },
+}
+
+/// The answer to [`RoomRequest::Batch`]: each user's, in the batch's order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Batched {
+    pub entered: Vec<Entered>,
 }
 
 /// The answer to [`RoomRequest::DrawList`]: the seed, when, how many, and a page of the

@@ -206,8 +206,12 @@ async fn route(
         Authenticated::QueueEnter(event_id) => {
             queue::enter(env, &config, event_id, &caller.claims, now_ms).await
         }
-        Authenticated::QueueStatus(event_id) => queue::status(env, event_id, &caller.claims).await,
-        Authenticated::QueueLeave(event_id) => queue::leave(env, event_id, &caller.claims).await,
+        Authenticated::QueueStatus(event_id) => {
+            queue::status(env, &config, event_id, &caller.claims).await
+        }
+        Authenticated::QueueLeave(event_id) => {
+            queue::leave(env, &config, event_id, &caller.claims).await
+        }
         Authenticated::Payment(order_id) => {
             payments::get(order_id, &config, &caller.claims, now_ms, request_id).await
         }

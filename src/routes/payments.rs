@@ -59,7 +59,8 @@ pub async fn confirm(
         Some(event_id) if is_gated(env, config, event_id, now_ms).await? => Some(event_id),
         _ => None,
     };
-    let room = gated.map(|event_id| WaitingRoomClient::new(env, event_id, &caller.sub));
+    let room = gated
+        .map(|event_id| WaitingRoomClient::new(env, &config.ticket_key, event_id, &caller.sub));
     let (gate, refusal) = match (gated, &room) {
         (Some(event_id), Some(room)) => pass_for(room, event_id, &confirm.order_id, now_ms).await?,
         _ => (Gate::Ungated, None),

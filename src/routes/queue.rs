@@ -39,7 +39,7 @@ pub async fn enter(
     now_ms: i64,
 ) -> Result<Response, ApiError> {
     check_event_id(event_id)?;
-    let entered = room(env, event_id, caller)
+    let entered = room(env, config, event_id, caller)
         .enter()
         .await
         .map_err(soft_unavailable)?;
@@ -146,11 +146,12 @@ pub async fn check_defined(
 /// `GET /queue/{eventId}/status` (and `GET /queue/{eventId}` asking for JSON).
 pub async fn status(
     env: &Env,
+    config: &EdgeConfig,
     event_id: &str,
     caller: &AccessClaims,
 ) -> Result<Response, ApiError> {
     check_event_id(event_id)?;
-    match room(env, event_id, caller)
+    match room(env, config, event_id, caller)
         .status()
         .await
         .map_err(soft_unavailable)?
@@ -186,9 +187,14 @@ fn not_in_queue() -> ApiError {
 }
 
 /// `POST /queue/{eventId}/leave`: 204 whether or not the user was in the line.
-pub async fn leave(env: &Env, event_id: &str, caller: &AccessClaims) -> Result<Response, ApiError> {
+pub async fn leave(
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &str,
+    caller: &AccessClaims,
+) -> Result<Response, ApiError> {
     check_event_id(event_id)?;
-    room(env, event_id, caller)
+    room(env, config, event_id, caller)
         .leave()
         .await
         .map_err(soft_unavailable)?;
@@ -215,8 +221,13 @@ fn page_policy() -> &'static str {
     POLICY.get_or_init(|| rules::csp::page_policy(PAGE))
 }
 
-fn room<'a>(env: &'a Env, event_id: &'a str, caller: &'a AccessClaims) -> WaitingRoomClient<'a> {
-    WaitingRoomClient::new(env, event_id, &caller.sub)
+fn room<'a>(
+    env: &'a Env,
+    config: &'a EdgeConfig,
+    event_id: &'a str,
+    caller: &'a AccessClaims,
+) -> WaitingRoomClient<'a> {
+    WaitingRoomClient::new(env, &config.ticket_key, event_id, &caller.sub)
 }
 
 fn soft_unavailable(err: ObjectUnavailable) -> ApiError {

@@ -8,11 +8,12 @@ use super::beside::{driver_worker, objects_down_worker, twin_worker, Beside};
 
 /// The edge's Durable Object namespaces, (binding, class) (`wrangler.toml`:
 /// `[[durable_objects.bindings]]`, every class in `new_sqlite_classes`).
-pub const EDGE_OBJECTS: [(&str, &str); 4] = [
+pub const EDGE_OBJECTS: [(&str, &str); 5] = [
     ("USER_SESSIONS", "UserSession"),
     ("GLOBAL_LIMITER", "GlobalLimiter"),
     ("WAITING_ROOMS", "WaitingRoom"),
     ("EVENT_DIRECTORY", "EventDirectory"),
+    ("ARRIVAL_SHARDS", "ArrivalShard"),
 ];
 
 /// The service whose objects stand in for the Worker's own when

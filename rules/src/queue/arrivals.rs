@@ -129,6 +129,12 @@ impl Batcher {
         self.since.get_or_insert(now_ms);
     }
 
+    /// Whether a batch was sent (stored) and not answered: after a restart, it is sent
+    /// again at once.
+    pub fn has_sent(&self) -> bool {
+        self.sent.is_some()
+    }
+
     pub fn is_waiting(&self, user: &str) -> bool {
         self.waiting.contains(user)
     }

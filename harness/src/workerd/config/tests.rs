@@ -41,7 +41,7 @@ fn every_namespace_is_bound_sql_backed_and_on_disk() {
         )));
         assert!(text.contains(&format!("className = \"{class}\"")));
     }
-    assert_eq!(text.matches("enableSql = true").count(), 4);
+    assert_eq!(text.matches("enableSql = true").count(), EDGE_OBJECTS.len());
     assert!(text.contains(r#"disk = (path = "/tmp/do", writable = true)"#));
     assert!(text.contains("durableObjectStorage = (localDisk = \"durable-objects\")"));
     assert!(text.contains("address = \"127.0.0.1:8787\""));
@@ -107,7 +107,7 @@ fn objects_down_may_name_one_namespace_and_leave_the_others_the_workers() {
     );
     assert!(stand_in.contains("export class UserSession"));
     assert!(!stand_in.contains("GlobalLimiter"));
-    assert_eq!(text.matches("enableSql = true").count(), 4);
+    assert_eq!(text.matches("enableSql = true").count(), EDGE_OBJECTS.len());
 }
 #[test]
 fn a_driver_is_served_on_its_own_socket_bound_to_the_workers_objects() {

@@ -1,0 +1,275 @@
+//! The `ArrivalShard` Durable Object (class name in `wrangler.toml`): one of the
+//! `shards` arrival shards of an event, named `{event}#{index}` — the index the server
+//! gives each user (`rules::queue::arrivals::shard_of`). It takes its users' enters,
+//! polls without a ticket and leaves, so that no object takes more than a share of an
+//! event's arrivals; the event's room, its head, keeps the one line.
+//!
+//! A newcomer's enter waits for their batch: the shard gathers newcomers for one flush
+//! interval (`rules::queue::arrivals::Batcher`), and its alarm stores the batch and hands
+//! it to the head in one call, which numbers it; every enter of the batch is then
+//! answered with the head's answer (position, ticket's arrival number). The numbers are
+//! kept here, so entering again and leaving need nobody else; whoever left is taken out
+//! of the line by the next batch. A batch the head did not answer is sent again — after
+//! a failed call, and after the shard restarts — and the head keeps whoever holds a
+//! number, so nobody is numbered twice. Who is numbered already and everything else —
+//! prequeued, drawn, claims — is the head's: those calls are passed on to it.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use futures_util::future::{select, Either};
+use rules::queue::arrivals::{flush_interval_ms, Batcher};
+use serde::{Deserialize, Serialize};
+use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
+
+use super::storage::ShardStorage;
+use crate::alarm;
+use crate::clock::now_ms;
+use crate::durable_call::{call_object, call_object_in_body, read_call, reply, tell_object};
+use crate::queue::client::BINDING as ROOMS;
+use crate::queue::protocol::{Batched, Entered, Placement, RoomRequest};
+
+/// How long an enter waits for its batch's number before it is answered unavailable
+/// (its place in the batch is kept: entering again finds it).
+const WAIT: Duration = Duration::from_secs(10);
+/// A batch the head did not take is sent again this much later.
+const RETRY_MS: i64 = 100;
+
+/// A call to a shard: one of the edge's per-user calls to a room, for `event`, which has
+/// `shards` shards.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShardCall {
+    pub event: String,
+    pub shards: u32,
+    pub call: RoomRequest,
+}
+
+#[durable_object]
+pub struct ArrivalShard {
+    state: State,
+    env: Env,
+    storage: ShardStorage,
+    /// Restored from storage on the first call or alarm after the object starts.
+    batcher: RefCell<Option<Batcher>>,
+    event: RefCell<Option<String>>,
+    /// The enters waiting for their batch, by user.
+    waiters: RefCell<HashMap<String, Vec<oneshot::Sender<Entered>>>>,
+    /// Who left while waiting for their number: taken out once numbered.
+    leave_once_numbered: RefCell<HashSet<String>>,
+}
+
+impl DurableObject for ArrivalShard {
+    fn new(state: State, env: Env) -> Self {
+        let storage = ShardStorage::new(state.storage().sql());
+        Self {
+            state,
+            env,
+            storage,
+            batcher: RefCell::new(None),
+            event: RefCell::new(None),
+            waiters: RefCell::new(HashMap::new()),
+            leave_once_numbered: RefCell::new(HashSet::new()),
+        }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let call: ShardCall = read_call(&req)?;
+        self.storage.settle(&call.event, call.shards)?;
+        let now = now_ms();
+        self.restore(now).await?;
+        match call.call {
+            RoomRequest::Enter { user } => self.enter(&user, true, now).await,
+            RoomRequest::Status { user } => self.enter(&user, false, now).await,
+            RoomRequest::Leave { user } => self.leave(&user, false, now).await,
+            RoomRequest::Consume { user } => self.leave(&user, true, now).await,
+            other => Err(worker::Error::RustError(format!(
+                "not an arrival shard's call: {other:?}"
+            ))),
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let now = now_ms();
+        self.restore(now).await?;
+        self.flush(now).await?;
+        Response::empty()
+    }
+}
+
+impl ArrivalShard {
+    /// The batcher and the event, from storage, once after the object starts; a batch
+    /// it had sent and not heard back on goes again at once.
+    async fn restore(&self, now: i64) -> Result<()> {
+        if self.batcher.borrow().is_some() {
+            return Ok(());
+        }
+        let place = self
+            .storage
+            .place()?
+            .ok_or_else(|| worker::Error::RustError("a shard called for no event".into()))?;
+        let sent = self.storage.sent()?;
+        let sent_left: Vec<u64> = sent.iter().flat_map(|b| b.left.clone()).collect();
+        let shards = u32::try_from(place.shards).unwrap_or(1);
+        let mut batcher = Batcher::restore(
+            flush_interval_ms(shards),
+            place.next_batch.unsigned_abs(),
+            sent,
+        );
+        for seq in self.storage.leaving()? {
+            if !sent_left.contains(&seq) {
+                batcher.leave(seq, now);
+            }
+        }
+        let again = batcher.has_sent();
+        *self.batcher.borrow_mut() = Some(batcher);
+        *self.event.borrow_mut() = Some(place.event);
+        if again {
+            alarm::no_later_than(&self.state.storage(), now).await?;
+        }
+        self.schedule().await
+    }
+
+    fn with_batcher<T>(&self, f: impl FnOnce(&mut Batcher) -> T) -> Result<T> {
+        let mut guard = self.batcher.borrow_mut();
+        let batcher = guard
+            .as_mut()
+            .ok_or_else(|| worker::Error::RustError("the batcher is not restored".into()))?;
+        Ok(f(batcher))
+    }
+
+    fn event(&self) -> Result<String> {
+        self.event
+            .borrow()
+            .clone()
+            .ok_or_else(|| worker::Error::RustError("the shard's event is not known".into()))
+    }
+
+    /// The alarm at the gathering batch's due time, if one gathers.
+    async fn schedule(&self) -> Result<()> {
+        match self.with_batcher(|batcher| batcher.due_at())? {
+            Some(due) => alarm::no_later_than(&self.state.storage(), due).await,
+            None => Ok(()),
+        }
+    }
+
+    /// An enter (or, `entering` false, a poll without a ticket): a newcomer waits for
+    /// their batch's number; whoever is numbered already is the head's to answer.
+    async fn enter(&self, user: &str, entering: bool, now: i64) -> Result<Response> {
+        let request = match entering {
+            true => RoomRequest::Enter {
+                user: user.to_owned(),
+            },
+            false => RoomRequest::Status {
+                user: user.to_owned(),
+            },
+        };
+        let waiting = self.with_batcher(|batcher| batcher.is_waiting(user))?;
+        if self.storage.seq_of(user)?.is_some() || (!waiting && !entering) {
+            return match entering {
+                true => reply(&self.head::<Entered>(&request).await?),
+                false => reply(&self.head::<Option<Placement>>(&request).await?),
+            };
+        }
+        if !waiting {
+            self.with_batcher(|batcher| batcher.arrive(user, now))?;
+            self.schedule().await?;
+        }
+        let (sender, receiver) = oneshot::channel();
+        self.waiters
+            .borrow_mut()
+            .entry(user.to_owned())
+            .or_default()
+            .push(sender);
+        let entered = match select(receiver, worker::Delay::from(WAIT)).await {
+            Either::Left((Ok(entered), _)) => entered,
+            _ => {
+                return Err(worker::Error::RustError(format!(
+                    "no number from the head in {WAIT:?}; the place in the batch is kept"
+                )))
+            }
+        };
+        match entering {
+            true => reply(&entered),
+            false => reply(&Some(entered.placement)),
+        }
+    }
+
+    /// A leave, or the consume of a paid pass: a numbered user's number goes to the head
+    /// with the next batch; anyone else's is the head's to take out.
+    async fn leave(&self, user: &str, consume: bool, now: i64) -> Result<Response> {
+        match self.storage.seq_of(user)? {
+            Some(seq) => {
+                self.storage.leave(user, seq)?;
+                self.with_batcher(|batcher| batcher.leave(seq, now))?;
+                self.schedule().await?;
+            }
+            None if self.with_batcher(|batcher| batcher.is_waiting(user))? => {
+                self.leave_once_numbered
+                    .borrow_mut()
+                    .insert(user.to_owned());
+            }
+            None => {
+                let user = user.to_owned();
+                let request = match consume {
+                    true => RoomRequest::Consume { user },
+                    false => RoomRequest::Leave { user },
+                };
+                tell_object(&self.env, ROOMS, &self.event()?, &request)
+                    .await
+                    .map_err(|err| worker::Error::RustError(err.to_string()))?;
+            }
+        }
+        Response::empty().map(|r| r.with_status(204))
+    }
+
+    async fn head<T: serde::de::DeserializeOwned>(&self, request: &RoomRequest) -> Result<T> {
+        call_object(&self.env, ROOMS, &self.event()?, request)
+            .await
+            .map_err(|err| worker::Error::RustError(err.to_string()))
+    }
+
+    /// The alarm: the batch due goes to the head (stored first); its enters are answered.
+    async fn flush(&self, now: i64) -> Result<()> {
+        let Some(batch) = self.with_batcher(|batcher| batcher.to_send(now))? else {
+            return self.schedule().await;
+        };
+        self.storage.store_sent(&batch)?;
+        let request = RoomRequest::Batch {
+            users: batch.users.clone(),
+            left: batch.left.clone(),
+        };
+        let answer =
+            call_object_in_body::<Batched>(&self.env, ROOMS, &self.event()?, &request).await;
+        let batched = match answer {
+            Ok(batched) if batched.entered.len() == batch.users.len() => batched,
+            Ok(_) => {
+                return Err(worker::Error::RustError(
+                    "the head answered another batch".into(),
+                ))
+            }
+            Err(err) => {
+                worker::console_error!("batch {} not taken, sent again: {err}", batch.id);
+                return alarm::no_later_than(&self.state.storage(), now + RETRY_MS).await;
+            }
+        };
+        let numbers: Vec<Option<u64>> = batched.entered.iter().map(|e| e.seq).collect();
+        self.storage.answered(&batch, &numbers)?;
+        self.with_batcher(|batcher| batcher.numbered(batch.id))?;
+        for (user, entered) in batch.users.iter().zip(batched.entered) {
+            let left = self.leave_once_numbered.borrow_mut().remove(user);
+            if let (true, Some(seq)) = (left, entered.seq) {
+                self.storage.leave(user, seq)?;
+                self.with_batcher(|batcher| batcher.leave(seq, now))?;
+            }
+            let waiters = self.waiters.borrow_mut().remove(user).unwrap_or_default();
+            for waiter in waiters {
+                // A waiter gone (its request ended) is nobody to answer.
+                let _ = waiter.send(entered.clone());
+            }
+        }
+        self.schedule().await
+    }
+}

@@ -1,0 +1,208 @@
+//! End to end: an event whose enters are spread over 8 arrival shards (`shards` on
+//! `POST /admin/events`), through the real edge in workerd. Everyone is numbered once,
+//! without gaps, in one order; each enter's position is exact; each shard holds exactly
+//! the users the server's hash gives it, within 10 % of an eighth; ticket polls call no
+//! object; leavers are taken out with the next batch; entering again keeps the number;
+//! and after `kill -9` of the edge the numbering goes on where it was.
+
+mod support;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use harness::eventually::eventually;
+use reqwest::StatusCode;
+use rules::queue::arrivals::shard_of;
+use rules::queue::ticket::derive_key;
+use serde_json::{json, Value};
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{ConnectOptions as _, Connection as _};
+use support::room::{each, enter, leave, start};
+use support::System;
+
+const EVENT: &str = "drop-sharded";
+const SHARDS: u32 = 8;
+const PEOPLE: usize = 2_000;
+const TICKET_SECRET: &str = "the shards test's ticket secret, 32+ bytes";
+
+fn seq_of(ticket: &Value) -> u64 {
+    ticket
+        .as_str()
+        .and_then(|ticket| ticket.split('.').nth(2))
+        .and_then(|seq| seq.parse().ok())
+        .unwrap_or_else(|| panic!("a ticket with an arrival number: {ticket}"))
+}
+
+async fn poll(system: &System, token: &str, ticket: &str) -> Value {
+    let answer = system
+        .http
+        .get(format!("{}/queue/{EVENT}/status", system.edge))
+        .bearer_auth(token)
+        .header("queue-ticket", ticket)
+        .send()
+        .await
+        .expect("the edge answers");
+    assert_eq!(answer.status(), StatusCode::OK);
+    answer.json().await.expect("JSON")
+}
+
+async fn health(system: &System) -> Value {
+    let answer = system
+        .http
+        .get(format!("{}/healthz", system.edge))
+        .send()
+        .await
+        .expect("the edge answers");
+    answer.json().await.expect("JSON")
+}
+
+/// The users each shard's SQLite file holds a number for, largest first.
+async fn held_by_shards(system: &System) -> Vec<i64> {
+    let mut counts = Vec::new();
+    for file in system.edge_object_files("ArrivalShard") {
+        let mut db = SqliteConnectOptions::new()
+            .filename(&file)
+            .connect()
+            .await
+            .expect("a shard's SQLite file");
+        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM entries")
+            .fetch_one(&mut db)
+            .await
+            .expect("a count");
+        db.close().await.expect("closed");
+        counts.push(count);
+    }
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    counts
+}
+
+#[tokio::test]
+async fn an_events_arrivals_over_eight_shards_are_numbered_once_in_one_exact_order() {
+    let mut system = start(&[
+        ("RATE_LIMITED_ROUTES", "none"),
+        ("QUEUE_TICKET_SECRET", TICKET_SECRET),
+    ])
+    .await;
+    let (code, defined) = system
+        .set_event(json!({"eventId": EVENT, "stock": 10_000, "amount": 1000,
+                          "gated": true, "admitLimit": 10, "shards": SHARDS}))
+        .await;
+    assert_eq!(code, StatusCode::OK, "{defined}");
+
+    let users: Vec<String> = (0..PEOPLE).map(|n| format!("user-{n:04}")).collect();
+    let tokens: Vec<String> = users.iter().map(|user| system.token(user, 600)).collect();
+    let entered = {
+        let system = &system;
+        each(&tokens, |token| async move {
+            enter(system, &token, EVENT).await
+        })
+        .await
+    };
+    let seqs: Vec<u64> = entered
+        .iter()
+        .map(|answer| seq_of(&answer["ticket"]))
+        .collect();
+    for (answer, seq) in entered.iter().zip(&seqs) {
+        assert_eq!(
+            answer["position"],
+            json!(seq + 1),
+            "exact as answered: everyone numbered before is ahead: {answer}"
+        );
+    }
+    let mut sorted = seqs.clone();
+    sorted.sort_unstable();
+    assert_eq!(
+        sorted,
+        (0..PEOPLE as u64).collect::<Vec<_>>(),
+        "everyone numbered once, no gaps"
+    );
+
+    let key = derive_key(TICKET_SECRET.as_bytes());
+    let mut expected: HashMap<u32, i64> = HashMap::new();
+    for user in &users {
+        *expected
+            .entry(shard_of(&key, EVENT, user, SHARDS))
+            .or_default() += 1;
+    }
+    let mut expected: Vec<i64> = expected.into_values().collect();
+    expected.sort_unstable_by(|a, b| b.cmp(a));
+    let held = held_by_shards(&system).await;
+    assert_eq!(
+        held, expected,
+        "each shard holds the users the hash gives it"
+    );
+    let fair = PEOPLE as f64 / f64::from(SHARDS);
+    let spread = held
+        .iter()
+        .map(|count| (*count as f64 - fair).abs() / fair)
+        .fold(0.0, f64::max);
+    println!(
+        "shares {held:?}: {:.1} % from an eighth at most",
+        spread * 100.0
+    );
+    assert!(spread < 0.1, "{held:?}");
+
+    // Ticket polls read the head's snapshot: the only object calls are its fetches.
+    let before = health(&system).await;
+    for at in (0..PEOPLE).step_by(40) {
+        let ticket = entered[at]["ticket"].as_str().unwrap_or_default();
+        let placed = poll(&system, &tokens[at], ticket).await;
+        assert_eq!(placed["position"], json!(seqs[at] + 1), "{placed}");
+    }
+    let after = health(&system).await;
+    let grew = |name: &str| after[name].as_u64().unwrap_or(0) - before[name].as_u64().unwrap_or(0);
+    assert_eq!(grew("roomCalls"), grew("snapshotsFetched"), "{after}");
+
+    // The first twenty in line leave: taken out with their shards' next batches.
+    let by_seq = |seq: u64| seqs.iter().position(|s| *s == seq).unwrap_or(0);
+    for seq in 0..20 {
+        leave(&system, &tokens[by_seq(seq)], EVENT).await;
+    }
+    let probe = by_seq(100);
+    let ticket = entered[probe]["ticket"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    eventually(
+        "the leavers out of the line",
+        Duration::from_secs(20),
+        Duration::from_millis(200),
+        || async {
+            let placed = poll(&system, &tokens[probe], &ticket).await;
+            (placed["position"] == 81)
+                .then_some(())
+                .ok_or(placed.to_string())
+        },
+    )
+    .await;
+    let again = enter(&system, &tokens[probe], EVENT).await;
+    assert_eq!(
+        seq_of(&again["ticket"]),
+        100,
+        "entering again keeps the number"
+    );
+
+    system.restart_edge().await;
+    let newcomers: Vec<String> = (0..40)
+        .map(|n| system.token(&format!("late-{n}"), 600))
+        .collect();
+    let late = {
+        let system = &system;
+        each(&newcomers, |token| async move {
+            enter(system, &token, EVENT).await
+        })
+        .await
+    };
+    let mut late_seqs: Vec<u64> = late
+        .iter()
+        .map(|answer| seq_of(&answer["ticket"]))
+        .collect();
+    late_seqs.sort_unstable();
+    assert_eq!(
+        late_seqs,
+        (PEOPLE as u64..PEOPLE as u64 + 40).collect::<Vec<_>>(),
+        "numbered on from where the line was"
+    );
+    let placed = poll(&system, &tokens[probe], &ticket).await;
+    assert_eq!(placed["position"], 81, "places kept through the restart");
+}
