@@ -3,7 +3,9 @@
 //! without gaps, in one order; each enter's position is exact; each shard holds exactly
 //! the users the server's hash gives it, within 10 % of an eighth; ticket polls call no
 //! object; leavers are taken out with the next batch; entering again keeps the number;
-//! and after `kill -9` of the edge the numbering goes on where it was.
+//! and after `kill -9` of the edge the numbering goes on where it was. A sharded drop's
+//! prequeue is drawn into one order; a user racing themselves is one arrival; and the
+//! shards stay as first defined.
 
 mod support;
 
@@ -205,4 +207,116 @@ async fn an_events_arrivals_over_eight_shards_are_numbered_once_in_one_exact_ord
     );
     let placed = poll(&system, &tokens[probe], &ticket).await;
     assert_eq!(placed["position"], 81, "places kept through the restart");
+}
+
+/// A sharded drop with a prequeue: its people join through their shards, the head keeps
+/// the prequeue and draws it at the opening, and every place is the drawn order's.
+#[tokio::test]
+async fn a_sharded_drops_prequeue_is_drawn_into_one_order() {
+    let system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
+    let define = |opens_at: i64| {
+        system.set_event(json!({"eventId": EVENT, "stock": 100, "amount": 1000,
+                                "admitLimit": 10, "shards": 4, "opensAt": opens_at,
+                                "prequeueFrom": harness::signed::now_ms() - 1_000}))
+    };
+    let (code, defined) = define(harness::signed::now_ms() + 600_000).await;
+    assert_eq!(code, StatusCode::OK, "{defined}");
+    let users: Vec<String> = (0..120).map(|n| format!("user-{n:03}")).collect();
+    let tokens: Vec<String> = users.iter().map(|user| system.token(user, 600)).collect();
+    let system = &system;
+    let joined = each(&tokens, |token| async move {
+        enter(system, &token, EVENT).await
+    })
+    .await;
+    for answer in &joined {
+        assert_eq!(
+            (answer["prequeued"].clone(), answer.get("ticket")),
+            (json!(true), None),
+            "{answer}"
+        );
+    }
+    let (code, moved) = define(harness::signed::now_ms() + 2_000).await;
+    assert_eq!(code, StatusCode::OK, "{moved}");
+    let room = eventually(
+        "the prequeue drawn",
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        || async {
+            let (_, event) =
+                support::room::admin(system, reqwest::Method::GET, &format!("/{EVENT}")).await;
+            let room = event["roomStatus"].clone();
+            (room["drawSeed"].is_string() && room["drawing"] == false)
+                .then_some(room.clone())
+                .ok_or(room.to_string())
+        },
+    )
+    .await;
+    assert_eq!(room["drawn"], 120, "{room}");
+    let mut seed = [0u8; rules::queue::draw::SEED_BYTES];
+    hex::decode_to_slice(room["drawSeed"].as_str().unwrap_or_default(), &mut seed)
+        .expect("a hex seed");
+    let order = rules::queue::draw::order(seed, &users);
+    let placed = each(&tokens, |token| async move {
+        let answer = support::room::status(system, &token, EVENT).await;
+        answer.json::<Value>().await.expect("JSON")
+    })
+    .await;
+    for (user, answer) in users.iter().zip(&placed) {
+        let at = order.iter().position(|u| u == user).map(|at| at + 1);
+        assert_eq!(answer["position"], json!(at), "{user}: {answer}");
+        assert_eq!(
+            answer["admitted"],
+            json!(at <= Some(10)),
+            "{user}: {answer}"
+        );
+    }
+    // Entering now hands each their ticket, at their drawn place.
+    let first = enter(
+        system,
+        &tokens[users.iter().position(|u| *u == order[0]).unwrap_or(0)],
+        EVENT,
+    )
+    .await;
+    assert_eq!(
+        (first["position"].clone(), seq_of(&first["ticket"])),
+        (json!(1), 0)
+    );
+}
+
+/// A client racing itself — the same user entering ten times at once — is one arrival in
+/// one shard; and an event's shards, once it has a room, stay as they are.
+#[tokio::test]
+async fn a_user_racing_themselves_is_numbered_once_and_the_shards_stay_fixed() {
+    let system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
+    let event = json!({"eventId": EVENT, "stock": 10, "amount": 1000, "gated": true,
+                       "shards": 16});
+    let (code, defined) = system.set_event(event.clone()).await;
+    assert_eq!(code, StatusCode::OK, "{defined}");
+    let racer = system.token("racer", 600);
+    let tokens = vec![racer; 10];
+    let system = &system;
+    let answers = each(&tokens, |token| async move {
+        enter(system, &token, EVENT).await
+    })
+    .await;
+    let seqs: Vec<u64> = answers
+        .iter()
+        .map(|answer| seq_of(&answer["ticket"]))
+        .collect();
+    assert_eq!(seqs, vec![0; 10], "one number however often at once");
+    let other = enter(system, &system.token("next", 600), EVENT).await;
+    assert_eq!(other["position"], 2, "{other}");
+
+    let mut changed = event.clone();
+    changed["shards"] = json!(4);
+    let (code, refused) = system.set_event(changed).await;
+    assert_eq!(
+        (code, refused["code"].clone()),
+        (StatusCode::CONFLICT, json!("SHARDS_FIXED")),
+        "{refused}"
+    );
+    let mut both = event;
+    both["expectedArrivalsPerMinute"] = json!(1_000_000);
+    let (code, refused) = system.set_event(both).await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{refused}");
 }

@@ -113,6 +113,10 @@ impl WaitingRoom {
         if drawn && update.settings.opens_at != stored_opens_at {
             return refused("opensAt", "the prequeue was drawn already");
         }
+        let stored_shards = stored.as_ref().map_or(1, |s| s.settings.shard_count());
+        if stored_shards != update.settings.shard_count() && self.has_anyone()? {
+            return refused("shards", "fixed once anyone entered the room");
+        }
         let was_closed = stored
             .as_ref()
             .is_some_and(|s| s.state == RoomState::Closed);
@@ -143,6 +147,13 @@ impl WaitingRoom {
         self.keep_alarm().await?;
         self.open_if_due(now).await?;
         reply(&Configured::Applied(self.report_of(config, now)?))
+    }
+
+    /// Whether anyone is in the line or the prequeue.
+    fn has_anyone(&self) -> Result<bool> {
+        let config = self.config()?;
+        let in_line = self.with_line(config, |line| Ok(!line.is_empty()))?;
+        Ok(in_line || self.storage.prequeued()? > 0)
     }
 
     /// The draw for audit: the seed, and `limit` of its people in order from `from`.
