@@ -79,10 +79,13 @@ enum Command {
         out: PathBuf,
     },
     /// One event's arrivals over 1, 8 and 64 shards: the native simulation at 10^6
-    /// arrivals in 60 s (docs/shards-at-a-million.md).
+    /// arrivals in 60 s, and the drop driven in workerd (docs/shards-at-a-million.md).
     Shards {
         #[arg(long, default_value = "docs/shards-at-a-million.md")]
         out: PathBuf,
+        /// Arrivals per drop driven in workerd.
+        #[arg(long, default_value_t = 100_000)]
+        driven: u64,
     },
     /// Measure what each route of the edge costs in workerd, beside baseline Workers
     /// (docs/edge-cost.md).
@@ -112,7 +115,7 @@ async fn main() -> anyhow::Result<()> {
         } => (experiments, runs, out),
         Command::Room { out } => return room::report(&out).await,
         Command::Draw { out } => return room::draw::report(&out).await,
-        Command::Shards { out } => return shards::report(&out),
+        Command::Shards { out, driven } => return shards::report(&out, driven).await,
         Command::Cost {
             out,
             edge_build,

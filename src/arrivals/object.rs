@@ -12,7 +12,8 @@
 //! of the line by the next batch. A batch the head did not answer is sent again — after
 //! a failed call, and after the shard restarts — and the head keeps whoever holds a
 //! number, so nobody is numbered twice. Who is numbered already and everything else —
-//! prequeued, drawn, claims — is the head's: those calls are passed on to it.
+//! prequeued, drawn, claims — is the head's: those calls are passed on to it. A report
+//! says how many batches it sent and whom it holds.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -45,6 +46,15 @@ pub struct ShardCall {
     pub event: String,
     pub shards: u32,
     pub call: RoomRequest,
+}
+
+/// A shard for operators (and the lab): the batches it sent, and the users it holds a
+/// number for.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShardReport {
+    pub batches: u64,
+    pub holding: u64,
 }
 
 #[durable_object]
@@ -85,6 +95,13 @@ impl DurableObject for ArrivalShard {
             RoomRequest::Status { user } => self.enter(&user, false, now).await,
             RoomRequest::Leave { user } => self.leave(&user, false, now).await,
             RoomRequest::Consume { user } => self.leave(&user, true, now).await,
+            RoomRequest::Report => reply(&ShardReport {
+                batches: self
+                    .storage
+                    .place()?
+                    .map_or(0, |p| p.next_batch.unsigned_abs()),
+                holding: self.storage.holding()?,
+            }),
             other => Err(worker::Error::RustError(format!(
                 "not an arrival shard's call: {other:?}"
             ))),

@@ -169,6 +169,19 @@ impl ShardStorage {
         Ok(())
     }
 
+    /// The users it holds a number for.
+    pub fn holding(&self) -> Result<u64> {
+        #[derive(Deserialize)]
+        struct CountRow {
+            count: i64,
+        }
+        let rows: Vec<CountRow> = self
+            .sql
+            .exec("SELECT COUNT(*) AS count FROM entries", None)?
+            .to_array()?;
+        Ok(rows.first().map_or(0, |row| row.count.unsigned_abs()))
+    }
+
     /// The numbers of those who left and whom the head has not yet taken out.
     pub fn leaving(&self) -> Result<Vec<u64>> {
         let rows: Vec<SeqRow> = self.sql.exec("SELECT seq FROM leaving", None)?.to_array()?;

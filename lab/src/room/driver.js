@@ -6,6 +6,13 @@
 //   GET /call?event=E&op=OP&user=U              one call: {ok, answer}
 //   GET /snapshot?event=E                        {ok, bytes}
 //   GET /raw?event=E&request=R                   the call R (base64url JSON): {ok, answer}
+//   POST /arrive {event, shards, arrivals: [[shard, user], …]}
+//                                                each user's enter at its arrival shard
+//                                                (`{event}#{shard}`; the room itself when
+//                                                shards is 1), all at once: each answer's
+//                                                {ok, seq, position, ms} (ms: its call's
+//                                                time, from the driver's clock)
+//   GET /shard?name=N&request=R                  the call R to arrival shard N: {ok, answer}
 const base64url = (text) => btoa(String.fromCharCode(...new TextEncoder().encode(text)))
   .replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 const unbase64url = (text) => new TextDecoder().decode(
@@ -16,9 +23,37 @@ function call(env, event, request) {
   return room.fetch("https://object/" + base64url(JSON.stringify(request)));
 }
 
+function callShard(env, name, request) {
+  const shard = env.ARRIVAL_SHARDS.get(env.ARRIVAL_SHARDS.idFromName(name));
+  return shard.fetch("https://object/" + base64url(JSON.stringify(request)));
+}
+
+async function answered(response) {
+  const header = response.headers.get("x-answer");
+  return { ok: response.ok, answer: header ? JSON.parse(unbase64url(header)) : null };
+}
+
+async function arrive(env, { event, shards, arrivals }) {
+  return Promise.all(arrivals.map(async ([shard, user]) => {
+    const started = Date.now();
+    const enter = { op: "enter", user };
+    const response = shards > 1
+      ? await callShard(env, event + "#" + shard, { event, shards, call: enter })
+      : await call(env, event, enter);
+    const { ok, answer } = await answered(response);
+    return { ok, seq: answer ? answer.seq : null, position: answer ? answer.placement.position : null,
+      ms: Date.now() - started };
+  }));
+}
+
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
+    if (url.pathname === "/arrive") return Response.json(await arrive(env, await request.json()));
+    if (url.pathname === "/shard") {
+      return Response.json(await answered(await callShard(env, url.searchParams.get("name"),
+        JSON.parse(unbase64url(url.searchParams.get("request"))))));
+    }
     const param = (name) => url.searchParams.get(name);
     const event = param("event");
     if (url.pathname === "/fill") {

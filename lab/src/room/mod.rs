@@ -11,7 +11,7 @@
 pub mod draw;
 mod edge_path;
 mod page;
-mod server;
+pub(crate) mod server;
 
 use std::path::Path;
 use std::time::Instant;

@@ -122,6 +122,14 @@ impl Room {
         Ok(answer.json().await?)
     }
 
+    /// The driver's `path` POSTed `body`: its JSON.
+    pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let url = format!("http://127.0.0.1:{}{path}", self.driver);
+        let answer = self.http.post(&url).json(body).send().await?;
+        anyhow::ensure!(answer.status().is_success(), "{url}: {}", answer.status());
+        Ok(answer.json().await?)
+    }
+
     /// Enters `u{from}`… `u{from + count - 1}` straight into the room.
     pub async fn fill(&self, from: u64, count: u64) -> anyhow::Result<()> {
         self.fill_room(EVENT, from, count).await
