@@ -44,6 +44,19 @@ async fn confirm(
         .expect("the edge answers")
 }
 
+/// `answer` is `first` again, with `status`, replayed from the origin's record.
+async fn assert_replayed(answer: reqwest::Response, status: StatusCode, first: &Value) {
+    assert_eq!(answer.status(), status, "not QUEUE_PASS_REQUIRED");
+    assert_eq!(
+        answer
+            .headers()
+            .get("idempotent-replayed")
+            .map(|v| v.as_bytes()),
+        Some(&b"true"[..])
+    );
+    assert_eq!(&answer.json::<Value>().await.expect("a JSON body"), first);
+}
+
 async fn code(response: reqwest::Response) -> (StatusCode, String) {
     let status = response.status();
     let body: Value = response.json().await.expect("a JSON body");
@@ -122,19 +135,7 @@ async fn an_approved_gated_confirm_sent_again_is_replayed_and_nothing_more_is_bo
     assert_eq!(first["status"], "APPROVED");
 
     let again = confirm(&system, &token, "key-r", "order-r1", 1000, "gate-2").await;
-    assert_eq!(
-        again.status(),
-        StatusCode::CREATED,
-        "not QUEUE_PASS_REQUIRED"
-    );
-    assert_eq!(
-        again
-            .headers()
-            .get("idempotent-replayed")
-            .map(|v| v.as_bytes()),
-        Some(&b"true"[..])
-    );
-    assert_eq!(again.json::<Value>().await.expect("a JSON body"), first);
+    assert_replayed(again, StatusCode::CREATED, &first).await;
 
     // The spent pass buys nothing else, and the refused replay created nothing.
     let more = confirm(&system, &token, "key-r2", "order-r2", 1000, "gate-2").await;
@@ -344,19 +345,7 @@ async fn an_unknown_gated_confirm_retried_after_its_pass_ran_out_is_replayed() {
     )
     .await;
     let again = confirm(&system, &token, "key-u", "order-u1", 1000, "gate-6").await;
-    assert_eq!(
-        again.status(),
-        StatusCode::ACCEPTED,
-        "not QUEUE_PASS_REQUIRED"
-    );
-    assert_eq!(
-        again
-            .headers()
-            .get("idempotent-replayed")
-            .map(|v| v.as_bytes()),
-        Some(&b"true"[..])
-    );
-    assert_eq!(again.json::<Value>().await.expect("a JSON body"), first);
+    assert_replayed(again, StatusCode::ACCEPTED, &first).await;
     let other = confirm(&system, &token, "key-u2", "order-u2", 1000, "gate-6").await;
     assert_eq!(
         code(other).await,

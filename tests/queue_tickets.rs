@@ -13,7 +13,7 @@ use harness::signed::now_ms;
 use reqwest::StatusCode;
 use rules::queue::ticket::{self, Held, TICKET_TTL_SECS};
 use serde_json::{json, Value};
-use support::room::{enter, leave, start, status};
+use support::room::{enter, leave, start, status, ticket_poll};
 use support::{EdgeSetup, System};
 
 const EVENT: &str = "drop-tickets";
@@ -30,14 +30,7 @@ async fn start_room() -> System {
 }
 
 async fn poll_with(system: &System, token: &str, ticket: &str) -> reqwest::Response {
-    system
-        .http
-        .get(format!("{}/queue/{EVENT}/status", system.edge))
-        .bearer_auth(token)
-        .header("queue-ticket", ticket)
-        .send()
-        .await
-        .expect("the edge answers")
+    ticket_poll(system, token, EVENT, ticket).await
 }
 
 /// What both answers must agree on.

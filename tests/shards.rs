@@ -19,7 +19,7 @@ use rules::queue::ticket::derive_key;
 use serde_json::{json, Value};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions as _, Connection as _};
-use support::room::{each, enter, leave, start};
+use support::room::{each, enter, leave, start, ticket_poll};
 use support::System;
 
 const EVENT: &str = "drop-sharded";
@@ -36,14 +36,7 @@ fn seq_of(ticket: &Value) -> u64 {
 }
 
 async fn poll(system: &System, token: &str, ticket: &str) -> Value {
-    let answer = system
-        .http
-        .get(format!("{}/queue/{EVENT}/status", system.edge))
-        .bearer_auth(token)
-        .header("queue-ticket", ticket)
-        .send()
-        .await
-        .expect("the edge answers");
+    let answer = ticket_poll(system, token, EVENT, ticket).await;
     assert_eq!(answer.status(), StatusCode::OK);
     answer.json().await.expect("JSON")
 }

@@ -81,6 +81,23 @@ pub async fn status(system: &System, token: &str, event: &str) -> reqwest::Respo
     .await
 }
 
+/// `GET /queue/{event}/status` with the user's ticket: answered from the room's snapshot.
+pub async fn ticket_poll(
+    system: &System,
+    token: &str,
+    event: &str,
+    ticket: &str,
+) -> reqwest::Response {
+    system
+        .http
+        .get(format!("{}/queue/{event}/status", system.edge))
+        .bearer_auth(token)
+        .header("queue-ticket", ticket)
+        .send()
+        .await
+        .expect("the edge answers")
+}
+
 pub async fn leave(system: &System, token: &str, event: &str) {
     let response = queue_call(
         system,
