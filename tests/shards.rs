@@ -4,8 +4,9 @@
 //! the users the server's hash gives it, within 10 % of an eighth; ticket polls call no
 //! object; leavers are taken out with the next batch; entering again keeps the number;
 //! and after `kill -9` of the edge the numbering goes on where it was. A sharded drop's
-//! prequeue is drawn into one order; a user racing themselves is one arrival; and the
-//! shards stay as first defined.
+//! prequeue is drawn into one order; a user racing themselves is one arrival; the
+//! shards stay as first defined; a pass taken through a shard pays for one order; and a
+//! closed drop turns away whoever comes through a shard.
 
 mod support;
 
@@ -312,4 +313,51 @@ async fn a_user_racing_themselves_is_numbered_once_and_the_shards_stay_fixed() {
     both["expectedArrivalsPerMinute"] = json!(1_000_000);
     let (code, refused) = system.set_event(both).await;
     assert_eq!(code, StatusCode::BAD_REQUEST, "{refused}");
+}
+
+/// The gate on a sharded event: a pass taken through a shard pays for one order, the paid
+/// retry is replayed, another order is refused; once the drop closes a newcomer coming
+/// through a shard is turned away.
+#[tokio::test]
+async fn a_sharded_events_pass_pays_for_one_order_and_a_closed_drop_turns_newcomers_away() {
+    let system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
+    let (code, defined) = system
+        .set_event(
+            json!({"eventId": EVENT, "stock": 10, "amount": 1000, "gated": true,
+                          "admitLimit": 1, "shards": 8}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{defined}");
+    let buyer = system.token("buyer", 600);
+    assert_eq!(enter(&system, &buyer, EVENT).await["admitted"], true);
+    let paid = support::room::confirm(&system, &buyer, "order-s1", Some(EVENT)).await;
+    assert_eq!(paid.status(), StatusCode::CREATED);
+    let paid: Value = paid.json().await.expect("JSON");
+    assert_eq!(paid["status"], "APPROVED", "{paid}");
+    let again = support::room::confirm(&system, &buyer, "order-s1", Some(EVENT)).await;
+    assert_eq!(
+        (again.status(), again.json::<Value>().await.expect("JSON")),
+        (StatusCode::CREATED, paid),
+        "the paid retry replayed"
+    );
+    let other = support::room::confirm(&system, &buyer, "order-s2", Some(EVENT)).await;
+    assert!(
+        [StatusCode::CONFLICT, StatusCode::TOO_MANY_REQUESTS].contains(&other.status()),
+        "the spent pass buys nothing else: {}",
+        other.status()
+    );
+
+    let (code, _) =
+        support::room::admin(&system, reqwest::Method::POST, &format!("/{EVENT}/close")).await;
+    assert_eq!(code, StatusCode::OK);
+    let late = enter(&system, &system.token("late", 600), EVENT).await;
+    assert_eq!(
+        (
+            late["position"].clone(),
+            late["closed"].clone(),
+            late.get("ticket")
+        ),
+        (json!(0), json!(true), None),
+        "{late}"
+    );
 }
