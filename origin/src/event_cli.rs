@@ -277,6 +277,28 @@ mod tests {
     }
 
     #[test]
+    fn an_update_keeps_the_shards_unless_the_expected_rate_stands_for_them() {
+        let event = json!({
+            "eventId": "drop-1", "stock": 100, "amount": 1000,
+            "room": {"settings": {"gated": true, "shards": 8}, "state": "OPEN", "version": 1},
+        });
+        assert_eq!(
+            updated(&event, &args(&["--admit-limit", "5"]))["shards"],
+            8,
+            "kept: the room's shards are fixed"
+        );
+        let by_rate = updated(&event, &args(&["--expected-arrivals-per-minute", "60000"]));
+        assert_eq!(
+            (
+                by_rate.get("shards"),
+                by_rate["expectedArrivalsPerMinute"].clone()
+            ),
+            (None, json!(60000)),
+            "the rate given stands for the shards"
+        );
+    }
+
+    #[test]
     fn moments_are_rfc_3339_or_epoch_ms() {
         assert_eq!(moment("1796000000000"), Ok(1_796_000_000_000));
         assert_eq!(moment("2026-12-24T18:00:00Z"), Ok(1_798_135_200_000));

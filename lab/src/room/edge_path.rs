@@ -154,18 +154,31 @@ where
 
 /// With `size` in line (`uN` at N + 1): `/healthz`, then polls with and without tickets.
 pub async fn polls(room: &Room, size: u64) -> anyhow::Result<Polls> {
-    let sampled: Vec<u64> = (0..SAMPLED).map(|i| i * (size / SAMPLED)).collect();
+    let sampled: Vec<(String, u64)> = (0..SAMPLED)
+        .map(|i| i * (size / SAMPLED))
+        .map(|n| (format!("u{n}"), n + 1))
+        .collect();
+    polls_of(room, EVENT, &sampled).await
+}
+
+/// `/healthz`, then polls of `event` with and without tickets, by `sampled` users, each
+/// at the position beside it.
+pub async fn polls_of(
+    room: &Room,
+    event: &str,
+    sampled: &[(String, u64)],
+) -> anyhow::Result<Polls> {
     let mut held = Vec::new();
-    let enter = room.url(&format!("/queue/{EVENT}/enter"));
-    for &n in &sampled {
-        let token = bearer(&format!("u{n}"));
+    let enter = room.url(&format!("/queue/{event}/enter"));
+    for (user, position) in sampled {
+        let token = bearer(user);
         let ticket = crate::cost::ticket(&room.edge_http, &enter, &token).await?;
-        held.push((n, token, ticket));
+        held.push((*position, token, ticket));
     }
     let held = Arc::new(held);
-    let status = room.url(&format!("/queue/{EVENT}/status"));
+    let status = room.url(&format!("/queue/{event}/status"));
     let mut exact = true;
-    for (n, token, ticket) in held.iter() {
+    for (position, token, ticket) in held.iter() {
         let read: Value = room
             .http
             .get(&status)
@@ -175,12 +188,12 @@ pub async fn polls(room: &Room, size: u64) -> anyhow::Result<Polls> {
             .await?
             .json()
             .await?;
-        exact &= read["position"].as_u64() == Some(n + 1);
+        exact &= read["position"].as_u64() == Some(*position);
     }
     let ticket = {
         let (http, url, held) = (room.edge_http.clone(), status.clone(), held.clone());
         move |i: u64| {
-            let (_, token, ticket) = &held[(i % SAMPLED) as usize];
+            let (_, token, ticket) = &held[i as usize % held.len()];
             http.get(&url)
                 .bearer_auth(token)
                 .header("queue-ticket", ticket)
@@ -191,7 +204,7 @@ pub async fn polls(room: &Room, size: u64) -> anyhow::Result<Polls> {
     let plain = {
         let (http, url) = (room.edge_http.clone(), status);
         row(room, PLAIN_POLLS, move |i| {
-            let (_, token, _) = &held[(i % SAMPLED) as usize];
+            let (_, token, _) = &held[i as usize % held.len()];
             http.get(&url).bearer_auth(token)
         })
         .await?

@@ -9,7 +9,7 @@
 //! through the edge. Writes `docs/room-at-a-million.md` (`page.rs`).
 
 pub mod draw;
-mod edge_path;
+pub(crate) mod edge_path;
 mod page;
 pub(crate) mod server;
 

@@ -66,8 +66,12 @@ impl Room {
             "lab-room-edge-secret-0123456789abcdef",
         );
         vars.push(("RATE_LIMITED_ROUTES", crate::cost::OPEN_LIMITS.to_owned()));
-        // The room's event is defined, so its queue exists at the edge's own routes.
-        vars.push(("GATED_EVENTS", super::EVENT.to_owned()));
+        // The rooms' events are defined, so their queues exist at the edge's own routes
+        // (`lab shards` drives its own, and polls them through the edge).
+        vars.push((
+            "GATED_EVENTS",
+            format!("{},driven-1,driven-8,driven-64", super::EVENT),
+        ));
         let build = harness::workspace().join("build");
         let command = workerd::command(
             &Worker {

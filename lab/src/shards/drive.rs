@@ -40,7 +40,12 @@ pub struct Driven {
     pub final_ms: Vec<u64>,
     /// workerd's CPU per arrival, all threads, µs.
     pub cpu_us: Option<f64>,
+    /// Users spread over the line, each with their position.
+    pub sampled: Vec<(String, u64)>,
 }
+
+/// Users sampled over the line.
+const SAMPLED: usize = 64;
 
 fn configure(shards: u32) -> anyhow::Result<Value> {
     let update = RoomUpdate {
@@ -89,8 +94,11 @@ pub async fn drive(room: &Room, shards: u32, arrivals: u64, rate: u64) -> anyhow
             *sent_by_second.entry((*shard, second)).or_default() += 1;
         }
         next += count;
+        let users: Vec<String> = batch.iter().map(|(_, user)| user.clone()).collect();
         let body = json!({ "event": event, "shards": shards, "arrivals": batch });
-        pending.push(async move { room.post("/arrive", &body).await });
+        pending.push(
+            async move { Ok::<_, anyhow::Error>((users, room.post("/arrive", &body).await?)) },
+        );
     }
     let sent_s = started.elapsed().as_secs_f64();
     while let Some(answer) = pending.next().await {
@@ -104,18 +112,28 @@ pub async fn drive(room: &Room, shards: u32, arrivals: u64, rate: u64) -> anyhow
 
     let mut seqs = Vec::with_capacity(arrivals as usize);
     let mut final_ms = Vec::with_capacity(arrivals as usize);
+    let mut held = Vec::with_capacity(arrivals as usize);
     let mut exact = true;
-    for answer in answers
-        .iter()
-        .flat_map(|tick| tick.as_array().cloned().unwrap_or_default())
-    {
-        let seq = answer["seq"].as_u64();
-        exact &= answer["ok"] == true
-            && seq.is_some()
-            && answer["position"].as_u64() == seq.map(|s| s + 1);
-        seqs.extend(seq);
-        final_ms.push(answer["ms"].as_u64().unwrap_or(u64::MAX));
+    for (users, tick) in &answers {
+        let tick = tick.as_array().cloned().unwrap_or_default();
+        exact &= tick.len() == users.len();
+        for (user, answer) in users.iter().zip(tick) {
+            let seq = answer["seq"].as_u64();
+            exact &= answer["ok"] == true
+                && seq.is_some()
+                && answer["position"].as_u64() == seq.map(|s| s + 1);
+            seqs.extend(seq);
+            held.extend(seq.map(|seq| (seq, user.clone())));
+            final_ms.push(answer["ms"].as_u64().unwrap_or(u64::MAX));
+        }
     }
+    held.sort_unstable();
+    let step = (held.len() / SAMPLED).max(1);
+    let sampled = held
+        .iter()
+        .step_by(step)
+        .map(|(seq, user)| (user.clone(), seq + 1))
+        .collect();
     seqs.sort_unstable();
     exact &= seqs == (0..arrivals).collect::<Vec<_>>();
     final_ms.sort_unstable();
@@ -154,5 +172,6 @@ pub async fn drive(room: &Room, shards: u32, arrivals: u64, rate: u64) -> anyhow
         exact,
         final_ms,
         cpu_us,
+        sampled,
     })
 }

@@ -91,15 +91,24 @@ fn restart_row(what: &str, outcome: &Outcome) -> String {
     )
 }
 
-fn driven_row(driven: &drive::Driven) -> String {
+/// A ticket poll's CPU against `/healthz`'s, with the sampled users' polls exact.
+struct Polled {
+    ratio: f64,
+    quartiles: [f64; 3],
+    exact: bool,
+}
+
+fn driven_row(driven: &drive::Driven, polled: &Polled) -> String {
     let objects = if driven.shards == 1 {
         1
     } else {
         driven.shards + 1
     };
     let at = |p: f64| percentile_u(&driven.final_ms, p);
+    let [low, mid, high] = polled.quartiles;
     format!(
-        "| {} | {objects} | {:.0} / {:.0} | {} | {:.0} | {:.1} % | {} | {} / {} / {} ms | {} |\n",
+        "| {} | {objects} | {:.0} / {:.0} | {} | {:.0} | {:.1} % | {} | {} / {} / {} ms | {} \
+         | {:.2} ({low:.2} · {mid:.2} · {high:.2}), {} |\n",
         driven.shards,
         driven.sent_per_s,
         driven.answered_per_s,
@@ -113,6 +122,12 @@ fn driven_row(driven: &drive::Driven) -> String {
         driven
             .cpu_us
             .map_or("—".to_owned(), |us| format!("{us:.0} µs")),
+        polled.ratio,
+        if polled.exact {
+            "exact"
+        } else {
+            "**not exact**"
+        },
     )
 }
 
@@ -153,8 +168,18 @@ pub async fn report(out: &Path, driven_arrivals: u64) -> anyhow::Result<()> {
     let mut driven = Vec::new();
     for shards in [1, 8, 64] {
         let row = drive::drive(&room, shards, driven_arrivals, DRIVEN_RATE).await?;
-        println!("workerd, {shards} shards: exact {}", row.exact);
-        driven.push(row);
+        let event = format!("driven-{shards}");
+        let polls = crate::room::edge_path::polls_of(&room, &event, &row.sampled).await?;
+        let polled = Polled {
+            ratio: polls.ticket.measured.cpu_us() / polls.healthz.measured.cpu_us(),
+            quartiles: polls.round_ratios,
+            exact: polls.exact,
+        };
+        println!(
+            "workerd, {shards} shards: exact {}, polls ×{:.2}",
+            row.exact, polled.ratio
+        );
+        driven.push((row, polled));
     }
     text.push_str(&format!(
         "\n## In workerd\n\n\
@@ -170,13 +195,17 @@ pub async fn report(out: &Path, driven_arrivals: u64) -> anyhow::Result<()> {
          *exact*: every answer's position is its arrival number + 1 — nobody leaves, so that \
          is the reference order — and the numbers are 0 to {} once each; *until final* is \
          each enter's call time (its answer is final); *CPU* is workerd's per arrival, all \
-         threads, the driver's included.\n\n\
-         | shards | objects | arrivals/s sent / answered | busiest req/s | room req/s | spread | exact | until final | CPU per arrival |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+         threads, the driver's included. *Ticket poll × `/healthz`*: then, with everyone in \
+         line, 64 users spread over it poll with their tickets through the edge's own route, \
+         in 64 rounds of 500 in turn with `/healthz` (16 at once): the ratio of workerd's \
+         CPU per request, summed over the rounds, with the rounds' own quartiles, and \
+         whether every poll read its user's exact place.\n\n\
+         | shards | objects | arrivals/s sent / answered | busiest req/s | room req/s | spread | exact | until final | CPU per arrival | ticket poll × `/healthz` |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
         driven_arrivals - 1,
     ));
-    for row in &driven {
-        text.push_str(&driven_row(row));
+    for (row, polled) in &driven {
+        text.push_str(&driven_row(row, polled));
     }
     text.push_str(
         "\n## At 10^6 arrivals a minute\n\n\
@@ -185,12 +214,11 @@ pub async fn report(out: &Path, driven_arrivals: u64) -> anyhow::Result<()> {
          snapshot fetches; *shard busy* is a shard's enters a second times the CPU per \
          arrival measured in workerd (the room's share and the driver's included, so an \
          upper bound). Polls with a ticket are not here: they read the room's snapshot in \
-         the isolate and call no object (`tests/shards.rs`), at 1.40 × `/healthz` per poll \
-         in workerd with 10^6 in line (`docs/room-at-a-million.md`).\n\n\
+         the isolate and call no object (`tests/shards.rs`); their cost is above.\n\n\
          | shards | arrivals/s | a shard's req/s | the room's req/s | shard busy |\n\
          |---|---|---|---|---|\n",
     );
-    for row in &driven {
+    for (row, _) in &driven {
         text.push_str(&projected_row(row));
     }
     std::fs::write(out, &text)?;
