@@ -234,7 +234,7 @@ fn simulated() -> String {
          rules' own state machines (`rules::queue::arrivals` — each shard's `Batcher`, the \
          head's `enter_batch` — on the head's `EventQueue`) in one process on simulated \
          time; {ARRIVALS} arrivals at uniformly random times over {} s, each user in the \
-         shard `shard_of` gives them; one in fifty gives up 5–50 s after being numbered; \
+         shard `shard_of` gives them; one in fifty gives up 5–50 s after arriving; \
          the first {} in line are admitted, and each admitted person confirms (a pass \
          claim at the head) and pays {}–{} s after their pass. Assumed \
          of the platform: a shard's call to the head answers in {} ms; {} data centres \
