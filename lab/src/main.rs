@@ -86,6 +86,9 @@ enum Command {
         /// Arrivals per drop driven in workerd.
         #[arg(long, default_value_t = 100_000)]
         driven: u64,
+        /// The arrivals a second it is driven at.
+        #[arg(long, default_value_t = 1_000)]
+        rate: u64,
     },
     /// Measure what each route of the edge costs in workerd, beside baseline Workers
     /// (docs/edge-cost.md).
@@ -115,7 +118,7 @@ async fn main() -> anyhow::Result<()> {
         } => (experiments, runs, out),
         Command::Room { out } => return room::report(&out).await,
         Command::Draw { out } => return room::draw::report(&out).await,
-        Command::Shards { out, driven } => return shards::report(&out, driven).await,
+        Command::Shards { out, driven, rate } => return shards::report(&out, driven, rate).await,
         Command::Cost {
             out,
             edge_build,

@@ -19,8 +19,6 @@ use crate::room::server::Room;
 
 const ARRIVALS: u32 = 1_000_000;
 const OVER_MS: i64 = 60_000;
-/// In workerd: arrivals a second.
-const DRIVEN_RATE: u64 = 1_000;
 
 fn percentile(sorted: &[i64], p: f64) -> i64 {
     let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -162,12 +160,12 @@ fn projected_row(driven: &drive::Driven) -> String {
     )
 }
 
-pub async fn report(out: &Path, driven_arrivals: u64) -> anyhow::Result<()> {
+pub async fn report(out: &Path, driven_arrivals: u64, rate: u64) -> anyhow::Result<()> {
     let mut text = simulated();
     let room = Room::start().await?;
     let mut driven = Vec::new();
     for shards in [1, 8, 64] {
-        let row = drive::drive(&room, shards, driven_arrivals, DRIVEN_RATE).await?;
+        let row = drive::drive(&room, shards, driven_arrivals, rate).await?;
         let event = format!("driven-{shards}");
         let polls = crate::room::edge_path::polls_of(&room, &event, &row.sampled).await?;
         let polled = Polled {
@@ -188,7 +186,7 @@ pub async fn report(out: &Path, driven_arrivals: u64) -> anyhow::Result<()> {
          (`lab/src/room/driver.js`) sends each user's enter to the arrival shard the \
          server's hash gives it (with one shard, to the room), as the edge's Worker does — \
          without the edge's routes, tokens or session objects. {driven_arrivals} arrivals per drop, \
-         {DRIVEN_RATE} a second in ticks of 100 ms, each tick's at once. *Sent / answered*: \
+         {rate} a second in ticks of 100 ms, each tick's at once. *Sent / answered*: \
          arrivals a second as sent, and from the first sent to the last answered; *busiest* \
          is the most one object (a shard, or the room with one) received in one second; \
          *room* the batches it took a second over the run (with one shard, its enters); \
