@@ -5,8 +5,9 @@
 //! object; leavers are taken out with the next batch; entering again keeps the number;
 //! and after `kill -9` of the edge the numbering goes on where it was. A sharded drop's
 //! prequeue is drawn into one order; a user racing themselves is one arrival; the
-//! shards stay as first defined; a pass taken through a shard pays for one order; and a
-//! closed drop turns away whoever comes through a shard.
+//! shards stay as first defined; a pass taken through a shard pays for one order; a held
+//! drop issues no pass until it resumes; and a closed drop turns away whoever comes
+//! through a shard.
 
 mod support;
 
@@ -360,4 +361,40 @@ async fn a_sharded_events_pass_pays_for_one_order_and_a_closed_drop_turns_newcom
         (json!(0), json!(true), None),
         "{late}"
     );
+}
+
+/// An operator's hold on a sharded drop: whoever comes through a shard keeps a place
+/// and gets no pass until the drop resumes, even when the one ahead leaves through theirs.
+#[tokio::test]
+async fn a_held_sharded_drop_issues_no_pass_until_it_resumes() {
+    let system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
+    let (code, defined) = system
+        .set_event(
+            json!({"eventId": EVENT, "stock": 5, "amount": 1000, "gated": true,
+                          "admitLimit": 1, "shards": 8}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{defined}");
+    let (a, b) = (system.token("first", 600), system.token("second", 600));
+    assert_eq!(enter(&system, &a, EVENT).await["admitted"], true);
+    let path = |action: &str| format!("/{EVENT}/{action}");
+    let (code, _) = support::room::admin(&system, reqwest::Method::POST, &path("pause")).await;
+    assert_eq!(code, StatusCode::OK);
+    let waiting = enter(&system, &b, EVENT).await;
+    assert_eq!(
+        (waiting["position"].clone(), waiting["paused"].clone()),
+        (json!(2), json!(true)),
+        "{waiting}"
+    );
+    leave(&system, &a, EVENT).await;
+    let held = support::room::status_until(&system, &b, EVENT, |now| now["position"] == 1).await;
+    assert_eq!(
+        (held["admitted"].clone(), held["paused"].clone()),
+        (json!(false), json!(true)),
+        "moved up, no pass while held: {held}"
+    );
+    let (code, _) = support::room::admin(&system, reqwest::Method::POST, &path("resume")).await;
+    assert_eq!(code, StatusCode::OK);
+    let now = support::room::status_until(&system, &b, EVENT, |now| now["admitted"] == true).await;
+    assert_eq!(now.get("paused"), None, "{now}");
 }
