@@ -3,7 +3,8 @@
 //! the whole prequeue, not among it), a prequeued user leaves (placed nowhere; nobody
 //! else's order changes), another enters again and polls (kept in the draw, not sent
 //! behind it). Afterwards every place re-derives from the seed and the kept list; and a
-//! draw cut short by `kill -9` goes on from its last batch after the restart.
+//! draw cut short by `kill -9` goes on from its last batch after the restart; a room drawn
+//! by the release before batches stands drawn once upgraded.
 
 mod support;
 
@@ -14,6 +15,8 @@ use harness::signed::now_ms;
 use reqwest::StatusCode;
 use rules::queue::draw::{self, SEED_BYTES};
 use serde_json::{json, Value};
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{ConnectOptions as _, Connection as _};
 use support::room::{admin, each, enter, leave, room_status, start, status};
 use support::System;
 
@@ -211,4 +214,57 @@ async fn a_draw_cut_short_by_a_crash_goes_on_from_its_last_batch() {
         PEOPLE as u64,
         "nobody in line twice: {room}"
     );
+}
+
+/// A room drawn before draws ran in batches stored its seed and kept list but none of the
+/// draw's progress: started by this release, its draw stands complete and every place holds.
+#[tokio::test]
+async fn a_room_drawn_by_the_release_before_batches_stands_drawn_after_an_upgrade() {
+    let mut system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
+    let (users, tokens) = prequeued_at_the_opening(&system).await;
+    let before = drawn(&system).await;
+    system.kill("edge");
+    let rooms = system.edge_object_files("WaitingRoom");
+    let [room] = rooms.as_slice() else {
+        panic!("one room's file, not {rooms:?}");
+    };
+    let mut db = SqliteConnectOptions::new()
+        .filename(room)
+        .connect()
+        .await
+        .expect("the room's SQLite file");
+    for table in ["drawing", "ranked", "late"] {
+        sqlx::query(&format!("DROP TABLE {table}"))
+            .execute(&mut db)
+            .await
+            .expect("the previous release had no such table");
+    }
+    db.close().await.expect("closed");
+    system.start_edge_again().await;
+
+    let after = room_status(&system, EVENT).await;
+    assert_eq!(
+        (
+            after["drawSeed"].clone(),
+            after["drawn"].clone(),
+            after["drawing"].clone(),
+            after.get("drawBatches").cloned()
+        ),
+        (
+            before["drawSeed"].clone(),
+            json!(PEOPLE),
+            json!(false),
+            Some(Value::Null)
+        ),
+        "{after}"
+    );
+    let (seed, kept) = seed_and_list(&system).await;
+    assert_eq!(kept, draw::order(seed, &users));
+    let placed = statuses(&system, &tokens).await;
+    for (user, answer) in users.iter().zip(&placed) {
+        let at = kept.iter().position(|u| u == user).map(|at| at + 1);
+        assert_eq!(answer["position"], json!(at), "{user}: {answer}");
+    }
+    let later = enter(&system, &system.token("later", 600), EVENT).await;
+    assert_eq!(later["position"], json!(PEOPLE + 1), "{later}");
 }

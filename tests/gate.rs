@@ -13,7 +13,7 @@ use harness::eventually::eventually;
 use harness::signed::now_ms;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use support::room::{enter, queue_call, start, status};
+use support::room::{define, enter, queue_call, start, status};
 use support::{EdgeSetup, System};
 
 const EVERY: Duration = Duration::from_millis(100);
@@ -61,11 +61,6 @@ async fn code(response: reqwest::Response) -> (StatusCode, String) {
     let status = response.status();
     let body: Value = response.json().await.expect("a JSON body");
     (status, body["code"].as_str().unwrap_or_default().to_owned())
-}
-
-async fn define(system: &System, event: Value) {
-    let (status, body) = system.set_event(event).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 /// Whether the origin holds a payment of `user` for `order_id`.

@@ -21,7 +21,7 @@ use rules::queue::ticket::derive_key;
 use serde_json::{json, Value};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions as _, Connection as _};
-use support::room::{each, enter, leave, start, ticket_poll};
+use support::room::{define, each, enter, leave, start, ticket_poll};
 use support::System;
 
 const EVENT: &str = "drop-sharded";
@@ -80,11 +80,12 @@ async fn an_events_arrivals_over_eight_shards_are_numbered_once_in_one_exact_ord
         ("QUEUE_TICKET_SECRET", TICKET_SECRET),
     ])
     .await;
-    let (code, defined) = system
-        .set_event(json!({"eventId": EVENT, "stock": 10_000, "amount": 1000,
-                          "gated": true, "admitLimit": 10, "shards": SHARDS}))
-        .await;
-    assert_eq!(code, StatusCode::OK, "{defined}");
+    define(
+        &system,
+        json!({"eventId": EVENT, "stock": 10_000, "amount": 1000,
+                          "gated": true, "admitLimit": 10, "shards": SHARDS}),
+    )
+    .await;
 
     let users: Vec<String> = (0..PEOPLE).map(|n| format!("user-{n:04}")).collect();
     let tokens: Vec<String> = users.iter().map(|user| system.token(user, 600)).collect();
@@ -209,12 +210,12 @@ async fn an_events_arrivals_over_eight_shards_are_numbered_once_in_one_exact_ord
 #[tokio::test]
 async fn a_sharded_drops_prequeue_is_drawn_into_one_order() {
     let system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
-    let define = |opens_at: i64| {
+    let opening_at = |opens_at: i64| {
         system.set_event(json!({"eventId": EVENT, "stock": 100, "amount": 1000,
                                 "admitLimit": 10, "shards": 4, "opensAt": opens_at,
                                 "prequeueFrom": harness::signed::now_ms() - 1_000}))
     };
-    let (code, defined) = define(harness::signed::now_ms() + 600_000).await;
+    let (code, defined) = opening_at(harness::signed::now_ms() + 600_000).await;
     assert_eq!(code, StatusCode::OK, "{defined}");
     let users: Vec<String> = (0..120).map(|n| format!("user-{n:03}")).collect();
     let tokens: Vec<String> = users.iter().map(|user| system.token(user, 600)).collect();
@@ -230,7 +231,7 @@ async fn a_sharded_drops_prequeue_is_drawn_into_one_order() {
             "{answer}"
         );
     }
-    let (code, moved) = define(harness::signed::now_ms() + 2_000).await;
+    let (code, moved) = opening_at(harness::signed::now_ms() + 2_000).await;
     assert_eq!(code, StatusCode::OK, "{moved}");
     let room = eventually(
         "the prequeue drawn",
@@ -285,8 +286,7 @@ async fn a_user_racing_themselves_is_numbered_once_and_the_shards_stay_fixed() {
     let system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
     let event = json!({"eventId": EVENT, "stock": 10, "amount": 1000, "gated": true,
                        "shards": 16});
-    let (code, defined) = system.set_event(event.clone()).await;
-    assert_eq!(code, StatusCode::OK, "{defined}");
+    define(&system, event.clone()).await;
     let racer = system.token("racer", 600);
     let tokens = vec![racer; 10];
     let system = &system;
@@ -322,13 +322,12 @@ async fn a_user_racing_themselves_is_numbered_once_and_the_shards_stay_fixed() {
 #[tokio::test]
 async fn a_sharded_events_pass_pays_for_one_order_and_a_closed_drop_turns_newcomers_away() {
     let system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
-    let (code, defined) = system
-        .set_event(
-            json!({"eventId": EVENT, "stock": 10, "amount": 1000, "gated": true,
+    define(
+        &system,
+        json!({"eventId": EVENT, "stock": 10, "amount": 1000, "gated": true,
                           "admitLimit": 1, "shards": 8}),
-        )
-        .await;
-    assert_eq!(code, StatusCode::OK, "{defined}");
+    )
+    .await;
     let buyer = system.token("buyer", 600);
     assert_eq!(enter(&system, &buyer, EVENT).await["admitted"], true);
     let paid = support::room::confirm(&system, &buyer, "order-s1", Some(EVENT)).await;
@@ -368,13 +367,12 @@ async fn a_sharded_events_pass_pays_for_one_order_and_a_closed_drop_turns_newcom
 #[tokio::test]
 async fn a_held_sharded_drop_issues_no_pass_until_it_resumes() {
     let system = start(&[("RATE_LIMITED_ROUTES", "none")]).await;
-    let (code, defined) = system
-        .set_event(
-            json!({"eventId": EVENT, "stock": 5, "amount": 1000, "gated": true,
+    define(
+        &system,
+        json!({"eventId": EVENT, "stock": 5, "amount": 1000, "gated": true,
                           "admitLimit": 1, "shards": 8}),
-        )
-        .await;
-    assert_eq!(code, StatusCode::OK, "{defined}");
+    )
+    .await;
     let (a, b) = (system.token("first", 600), system.token("second", 600));
     assert_eq!(enter(&system, &a, EVENT).await["admitted"], true);
     let path = |action: &str| format!("/{EVENT}/{action}");

@@ -87,9 +87,8 @@ impl DurableObject for ArrivalShard {
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let call: ShardCall = read_call(&req)?;
-        self.storage.settle(&call.event, call.shards)?;
         let now = now_ms();
-        self.restore(now).await?;
+        self.restore(Some((&call.event, call.shards)), now).await?;
         match call.call {
             RoomRequest::Enter { user } => self.enter(&user, true, now).await,
             RoomRequest::Status { user } => self.enter(&user, false, now).await,
@@ -110,18 +109,22 @@ impl DurableObject for ArrivalShard {
 
     async fn alarm(&self) -> Result<Response> {
         let now = now_ms();
-        self.restore(now).await?;
+        self.restore(None, now).await?;
         self.flush(now).await?;
         Response::empty()
     }
 }
 
 impl ArrivalShard {
-    /// The batcher and the event, from storage, once after the object starts; a batch
-    /// it had sent and not heard back on goes again at once.
-    async fn restore(&self, now: i64) -> Result<()> {
+    /// The batcher and the event, from storage, once after the object starts (a shard
+    /// new to its event first stores `called_for`, the event and its shards, from its
+    /// call); a batch it had sent and not heard back on goes again at once.
+    async fn restore(&self, called_for: Option<(&str, u32)>, now: i64) -> Result<()> {
         if self.batcher.borrow().is_some() {
             return Ok(());
+        }
+        if let Some((event, shards)) = called_for {
+            self.storage.settle(event, shards)?;
         }
         let place = self
             .storage

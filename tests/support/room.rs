@@ -137,6 +137,12 @@ pub async fn status_until(
     .await
 }
 
+/// Defines `event` with the operator's `POST /admin/events`, which must take it.
+pub async fn define(system: &System, event: Value) {
+    let (status, body) = system.set_event(event).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
 /// An operator's call to the origin's `/admin/events{path}`: its status and JSON body.
 pub async fn admin(system: &System, method: reqwest::Method, path: &str) -> (StatusCode, Value) {
     let url = format!("{}/admin/events{path}", system.origin_admin);

@@ -6,31 +6,22 @@
 //! a reference kept apart from the rules: a count of who is in line, and who holds
 //! which number.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+mod reference;
+mod restart;
+mod scenario;
+mod timeline;
+
+use std::collections::{HashMap, HashSet};
 
 use rules::queue::arrivals::{
     enter_batch, flush_interval_ms, shard_of, Batch, BatchNumbered, Batcher,
 };
-use rules::queue::snapshot::SnapshotOf;
 use rules::queue::{Change, EventQueue, QueueConfig};
 
-/// A shard's call to the head and its answer, the head's work included.
-pub const HEAD_CALL_MS: i64 = 5;
-/// From an object's loss to its first answer: workerd's, measured
-/// (`docs/room-at-a-million.md`: 0.18 s).
-pub const RESTART_MS: i64 = 180;
-/// A client whose enter failed sends it again this much later.
-pub const CLIENT_RETRY_MS: i64 = 300;
-/// A shard whose call to the head failed calls again this much later.
-pub const SHARD_RETRY_MS: i64 = 100;
-/// The data centres the drop's people come through: each fetches the head's snapshot
-/// once a second for the polls of everyone there (the Cache API shares it).
-pub const DATA_CENTRES: u64 = 20;
-/// An admitted person claims their pass (a confirm) and pays this long after it is
-/// issued, give or take half; one in fifty of the rest gives up and leaves 5–50 s
-/// after arriving.
-pub const PAYS_AFTER_MS: i64 = 20_000;
+use reference::{max_inversion, Reference};
+pub use scenario::*;
+use timeline::{SplitMix, Timeline};
+
 const KEY: &[u8] = b"the edge's ticket key";
 const EVENT: &str = "drop";
 
@@ -39,44 +30,6 @@ const CONFIG: QueueConfig = QueueConfig {
     pass_ttl_ms: 600_000,
     admit_per_minute: None,
 };
-
-/// An object lost mid-drop, and when.
-#[derive(Debug, Clone, Copy)]
-pub enum Restart {
-    Shard { shard: u32, at_ms: i64 },
-    Head { at_ms: i64 },
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct Scenario {
-    pub arrivals: u32,
-    pub over_ms: i64,
-    pub shards: u32,
-    pub restart: Option<Restart>,
-}
-
-/// What one run saw.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    /// Requests each shard received, by the second; the head's.
-    pub shard_rps: Vec<Vec<u64>>,
-    pub head_rps: Vec<u64>,
-    /// Enters each shard received.
-    pub shard_enters: Vec<u64>,
-    /// Answers and final snapshots checked against the reference, and how many differed.
-    pub checked: u64,
-    pub wrong: u64,
-    /// From arrival to the answer that numbered them, per person, ms.
-    pub waits_ms: Vec<i64>,
-    /// The most a person numbered ahead of another came after them, ms.
-    pub max_inversion_ms: i64,
-    /// Arrived and never numbered; numbered twice.
-    pub lost: u64,
-    pub twice: u64,
-    /// Of the restarted object's people waiting at its loss, the longest until answered.
-    pub back_within_ms: Option<i64>,
-    pub affected: u64,
-}
 
 #[derive(Debug, Clone)]
 enum Ev {
@@ -91,8 +44,7 @@ enum Ev {
 
 struct Sim {
     scenario: Scenario,
-    events: BinaryHeap<Reverse<(i64, u64)>>,
-    slab: Vec<Option<Ev>>,
+    timeline: Timeline<Ev>,
     shard_of_user: Vec<u32>,
     arrived_at: Vec<i64>,
     seq_of_user: Vec<Option<u64>>,
@@ -105,31 +57,12 @@ struct Sim {
     stored_leaves: Vec<Vec<u64>>,
     unanswered: Vec<HashSet<u32>>,
     line: EventQueue,
-    /// The reference: who is in line, by arrival number, and how many.
-    present: Vec<bool>,
-    in_line: u64,
+    reference: Reference,
     shard_down: Option<u32>,
     head_down: bool,
     lost_at: Option<(i64, HashSet<u32>)>,
     random: SplitMix,
     out: Outcome,
-}
-
-/// A small deterministic generator: the runs are the same every time.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
 }
 
 pub fn run(scenario: Scenario) -> Outcome {
@@ -150,8 +83,7 @@ impl Sim {
         let seconds = (scenario.over_ms / 1000 + 120) as usize;
         let mut sim = Sim {
             scenario,
-            events: BinaryHeap::new(),
-            slab: Vec::new(),
+            timeline: Timeline::new(),
             shard_of_user: (0..scenario.arrivals)
                 .map(|u| shard_of(KEY, EVENT, &format!("u{u}"), scenario.shards))
                 .collect(),
@@ -167,8 +99,7 @@ impl Sim {
             stored_leaves: vec![Vec::new(); n],
             unanswered: vec![HashSet::new(); n],
             line: EventQueue::new(CONFIG),
-            present: Vec::with_capacity(users),
-            in_line: 0,
+            reference: Reference::default(),
             shard_down: None,
             head_down: false,
             lost_at: None,
@@ -201,8 +132,7 @@ impl Sim {
     }
 
     fn at(&mut self, time: i64, ev: Ev) {
-        self.events.push(Reverse((time, self.slab.len() as u64)));
-        self.slab.push(Some(ev));
+        self.timeline.at(time, ev);
     }
 
     fn count_shard(&mut self, shard: u32, now: i64) {
@@ -220,7 +150,7 @@ impl Sim {
 
     fn go(&mut self) {
         let mut next_second = 0;
-        while let Some(Reverse((now, id))) = self.events.pop() {
+        while let Some((now, ev)) = self.timeline.next() {
             while next_second * 1000 <= now && next_second * 1000 <= self.scenario.over_ms {
                 // The data centres' snapshot fetches, and a check of every place in it.
                 if !self.head_down {
@@ -233,9 +163,6 @@ impl Sim {
                 }
                 next_second += 1;
             }
-            let Some(ev) = self.slab[id as usize].take() else {
-                continue;
-            };
             self.handle(now, ev);
         }
     }
@@ -357,11 +284,7 @@ impl Sim {
         let BatchNumbered { tickets, changes } =
             enter_batch(&mut self.line, &held, &batch.left, now);
         for seq in &batch.left {
-            if let Some(slot) = self.present.get_mut(*seq as usize) {
-                if std::mem::replace(slot, false) {
-                    self.in_line -= 1;
-                }
-            }
+            self.reference.left(*seq);
         }
         for (at, ticket) in tickets.iter().enumerate() {
             let Some(ticket) = ticket else { continue };
@@ -370,7 +293,9 @@ impl Sim {
                 continue;
             }
             self.out.checked += 1;
-            if ticket.position != self.in_line + 1 || ticket.seq != first_seq + at as u64 {
+            if ticket.position != self.reference.next_position()
+                || ticket.seq != first_seq + at as u64
+            {
                 self.out.wrong += 1;
             }
             if self.user_of_seq.insert(ticket.seq, user).is_some()
@@ -380,11 +305,7 @@ impl Sim {
             {
                 self.out.twice += 1;
             }
-            if self.present.len() <= ticket.seq as usize {
-                self.present.resize(ticket.seq as usize + 1, false);
-            }
-            self.present[ticket.seq as usize] = true;
-            self.in_line += 1;
+            self.reference.numbered(ticket.seq);
         }
         for change in changes {
             if let Change::PassIssued { seq, .. } = change {
@@ -432,7 +353,7 @@ impl Sim {
             return;
         };
         self.count_shard(shard, now);
-        if !self.present.get(seq as usize).copied().unwrap_or(false) {
+        if !self.reference.is_in_line(seq) {
             return;
         }
         if self.scenario.shards == 1 {
@@ -445,75 +366,22 @@ impl Sim {
         self.schedule_flush(shard);
     }
 
-    fn down(&mut self, now: i64) {
-        match self.scenario.restart {
-            Some(Restart::Shard { shard, .. }) => {
-                self.shard_down = Some(shard);
-                self.batchers[shard as usize].restart();
-                self.epoch[shard as usize] += 1;
-                self.in_flight[shard as usize] = false;
-                // Every request waiting at the lost shard failed: its client sends it again.
-                let waiting: HashSet<u32> = self.unanswered[shard as usize].drain().collect();
-                for user in &waiting {
-                    self.at(now + CLIENT_RETRY_MS, Ev::Arrive(*user));
-                }
-                self.out.affected = waiting.len() as u64;
-                self.lost_at = Some((now, waiting));
-            }
-            Some(Restart::Head { .. }) => {
-                self.head_down = true;
-                let waiting: HashSet<u32> = self.unanswered.iter().flatten().copied().collect();
-                self.out.affected = waiting.len() as u64;
-                self.lost_at = Some((now, waiting));
-            }
-            None => {}
-        }
-    }
-
-    fn up(&mut self, now: i64) {
-        if let Some(shard) = self.shard_down.take() {
-            let stored = self.stored_leaves[shard as usize].clone();
-            for seq in stored {
-                self.batchers[shard as usize].leave(seq, now);
-            }
-            self.schedule_flush(shard);
-            self.at(now, Ev::Flush(shard));
-        }
-        self.head_down = false;
-    }
-
     /// Every place in the head's snapshot against the reference.
     fn check_snapshot(&mut self, now: i64) {
-        let snapshot = self.line.snapshot(SnapshotOf {
-            room: 1,
-            version: 1,
-            as_of: now,
-            rate_per_second: None,
-        });
-        let mut position = 0;
-        for (seq, present) in self.present.iter().enumerate() {
-            let place = snapshot.place(seq as u64).map(|p| p.position);
-            if *present {
-                position += 1;
-            }
-            self.out.checked += 1;
-            if place != present.then_some(position) {
-                self.out.wrong += 1;
-            }
-        }
+        let (checked, wrong) = self.reference.check(&self.line, now);
+        self.out.checked += checked;
+        self.out.wrong += wrong;
     }
 
     fn finish(mut self) -> Outcome {
         self.check_snapshot(i64::MAX / 2);
         self.out.lost = self.seq_of_user.iter().filter(|seq| seq.is_none()).count() as u64;
-        let mut latest = i64::MIN;
         let mut seqs: Vec<(&u64, &u32)> = self.user_of_seq.iter().collect();
         seqs.sort_unstable();
-        for (_, user) in seqs {
-            let at = self.arrived_at[*user as usize];
-            self.out.max_inversion_ms = self.out.max_inversion_ms.max(latest - at);
-            latest = latest.max(at);
-        }
+        self.out.max_inversion_ms = max_inversion(
+            seqs.into_iter()
+                .map(|(_, user)| self.arrived_at[*user as usize]),
+        );
         self.out.waits_ms.sort_unstable();
         self.out
     }
