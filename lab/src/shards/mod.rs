@@ -1,5 +1,5 @@
 //! `lab shards`: one event's arrivals over many shards. The native simulation
-//! (`sim.rs`) drives 10^6 arrivals in 60 s through the rules' own state machines with 1,
+//! (`sim/`) drives 10^6 arrivals in 60 s through the rules' own state machines with 1,
 //! 8 and 64 shards, and with 64 loses one shard, then the head, mid-drop: the requests
 //! each object receives a second, every position checked against a reference, the time
 //! until a position is final, and whether anyone is lost or numbered twice. Then the
