@@ -81,8 +81,13 @@ fn full<T>(window: Window, f: impl FnOnce(&mut ExpiringMap<()>) -> T) -> T {
 /// How long the window `key` is still known to be full at `now_ms`; counts the refusal.
 pub fn refusing(window: Window, key: &str, now_ms: i64) -> Option<i64> {
     let until = full(window, |map| map.get_mut(key, now_ms).map(|(_, at)| at))?;
-    REFUSED.with(|count| count.set(count.get() + 1));
+    count_refused();
     Some(until - now_ms)
+}
+
+/// Counts one request refused from this isolate's memory, with no object call.
+pub fn count_refused() {
+    REFUSED.with(|count| count.set(count.get() + 1));
 }
 
 /// The window `key` refuses every request until `until_ms`.

@@ -1,17 +1,18 @@
 //! Sliding windows kept by a Durable Object: the per-user windows in `UserSession`, the
-//! global ones in `GlobalLimiter`. The rule is `rules::sliding_window`; this is its
-//! storage.
+//! global ones in `GlobalLimiter`. The rule is `rules::sliding_window`; which window
+//! lives where is `rules::rate_windows`; this is its storage.
 //!
-//! SQLite is the truth, so an object that is evicted and started again forgets nothing
-//! and the bound holds across restarts; memory holds the same windows to decide without
-//! reading. An admission is one write. Storage stays bounded without an alarm: every L
-//! admissions of a key, the ones that have left its window are deleted in one statement,
-//! so at most 2L rows per key remain.
+//! A window of at most `rules::rate_windows::IN_MEMORY_UP_TO_MS` (the routes' one-second
+//! windows) lives in the object's memory only: admitting costs no durable write, and a
+//! restart forgets at most one window's admissions. A longer one is in SQLite too, one row
+//! an admission, so an object evicted and started again forgets nothing of it. Storage
+//! stays bounded without an alarm: every L admissions of a key, the ones that have left
+//! its window are deleted in one statement, so at most 2L rows per key remain.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
-use rules::sliding_window::{Decision, Rate, SlidingWindow};
+use rules::rate_windows::{self, Checked};
+use rules::sliding_window::{Decision, Rate};
 use serde::{Deserialize, Serialize};
 use worker::{Result, SqlStorage};
 
@@ -30,6 +31,20 @@ pub struct WindowCheck {
     pub key: String,
     pub limit: u32,
     pub window_ms: i64,
+}
+
+impl WindowCheck {
+    fn rate(&self) -> Rate {
+        Rate {
+            limit: self.limit,
+            window_ms: self.window_ms,
+        }
+    }
+
+    /// Whether its window is stored, not in memory only: what it admits is written.
+    pub fn is_stored(&self) -> bool {
+        !rate_windows::in_memory(self.rate())
+    }
 }
 
 /// The window's decision, with what the `RateLimit` headers and a later release need.
@@ -57,13 +72,7 @@ struct Admission {
 
 pub struct RateWindows {
     sql: SqlStorage,
-    windows: RefCell<HashMap<String, Kept>>,
-}
-
-/// A window in memory, and how many rows it has written since its last sweep.
-struct Kept {
-    window: SlidingWindow,
-    unswept: u32,
+    windows: RefCell<rate_windows::RateWindows>,
 }
 
 impl RateWindows {
@@ -75,75 +84,55 @@ impl RateWindows {
         }
         Self {
             sql,
-            windows: RefCell::new(HashMap::new()),
+            windows: RefCell::new(rate_windows::RateWindows::new()),
         }
     }
 
     /// Decides one request at `now_ms` and records it when admitted.
     pub fn check(&self, check: &WindowCheck, now_ms: i64) -> Result<WindowAnswer> {
-        let rate = Rate {
-            limit: check.limit,
-            window_ms: check.window_ms,
-        };
-        let mut windows = self.windows.borrow_mut();
-        if windows
-            .get(&check.key)
-            .is_none_or(|kept| kept.window.rate() != rate)
-        {
-            let stored = self.stored(&check.key)?;
-            let kept = Kept {
-                unswept: u32::try_from(stored.len()).unwrap_or(u32::MAX),
-                window: SlidingWindow::with_admissions(rate, stored),
-            };
-            windows.insert(check.key.clone(), kept);
+        let rate = check.rate();
+        let Checked {
+            decision,
+            at_ms,
+            writes,
+        } = self
+            .windows
+            .borrow_mut()
+            .check(&check.key, rate, now_ms, || self.stored(&check.key))?;
+        if let Some(cutoff) = writes.sweep_at_or_before {
+            self.sql.exec(
+                "DELETE FROM rate_admissions WHERE key = ? AND at <= ?",
+                vec![check.key.as_str().into(), cutoff.into()],
+            )?;
         }
-        let kept = windows
-            .get_mut(&check.key)
-            .ok_or_else(|| worker::Error::RustError("a window just stored is missing".into()))?;
-        let window = &mut kept.window;
-        let answer = match window.check(now_ms) {
-            Decision::Limited { retry_after_ms } => {
-                return Ok(WindowAnswer::Limited { retry_after_ms })
-            }
+        if let Some(at) = writes.insert_at {
+            self.sql.exec(
+                "INSERT INTO rate_admissions (key, at) VALUES (?, ?)",
+                vec![check.key.as_str().into(), at.into()],
+            )?;
+        }
+        Ok(match decision {
+            Decision::Limited { retry_after_ms } => WindowAnswer::Limited { retry_after_ms },
             Decision::Admitted {
                 remaining,
                 reset_ms,
-            } => {
-                let at_ms = window.latest().unwrap_or(now_ms);
-                WindowAnswer::Admitted {
-                    remaining,
-                    reset_ms,
-                    at_ms,
-                }
-            }
-        };
-        if let WindowAnswer::Admitted { at_ms, .. } = answer {
-            if kept.unswept >= check.limit {
-                self.sql.exec(
-                    "DELETE FROM rate_admissions WHERE key = ? AND at <= ?",
-                    vec![check.key.as_str().into(), (at_ms - check.window_ms).into()],
-                )?;
-                kept.unswept = 0;
-            }
-            kept.unswept += 1;
-            self.sql.exec(
-                "INSERT INTO rate_admissions (key, at) VALUES (?, ?)",
-                vec![check.key.as_str().into(), at_ms.into()],
-            )?;
-        }
-        Ok(answer)
+            } => WindowAnswer::Admitted {
+                remaining,
+                reset_ms,
+                at_ms: at_ms.unwrap_or(now_ms),
+            },
+        })
     }
 
     /// Takes back the admission at `at_ms`: a later stage refused the request.
     pub fn release(&self, key: &str, at_ms: i64) -> Result<()> {
-        if let Some(kept) = self.windows.borrow_mut().get_mut(key) {
-            kept.window.release(at_ms);
+        if self.windows.borrow_mut().release(key, at_ms) {
+            self.sql.exec(
+                "DELETE FROM rate_admissions WHERE rowid IN \
+                 (SELECT rowid FROM rate_admissions WHERE key = ? AND at = ? LIMIT 1)",
+                vec![key.into(), at_ms.into()],
+            )?;
         }
-        self.sql.exec(
-            "DELETE FROM rate_admissions WHERE rowid IN \
-             (SELECT rowid FROM rate_admissions WHERE key = ? AND at = ? LIMIT 1)",
-            vec![key.into(), at_ms.into()],
-        )?;
         Ok(())
     }
 
@@ -155,9 +144,7 @@ impl RateWindows {
             "DELETE FROM rate_admissions WHERE at <= ?",
             vec![cutoff_ms.into()],
         )?;
-        self.windows
-            .borrow_mut()
-            .retain(|_, kept| kept.window.latest().is_some_and(|at| at > cutoff_ms));
+        self.windows.borrow_mut().forget_before(cutoff_ms);
         Ok(())
     }
 

@@ -13,7 +13,7 @@ use harness::signed::now_ms;
 use reqwest::StatusCode;
 use rules::queue::ticket::{self, Held, TICKET_TTL_SECS};
 use serde_json::{json, Value};
-use support::room::{enter, leave, start, status, ticket_poll};
+use support::room::{count, enter, health, leave, start, status, ticket_poll};
 use support::{EdgeSetup, System};
 
 const EVENT: &str = "drop-tickets";
@@ -75,22 +75,6 @@ async fn agree(system: &System, users: &[(String, String)]) {
 }
 
 /// The `/healthz` of the edge isolate at `edge`.
-async fn health(system: &System, edge: &str) -> Value {
-    let answer = system
-        .http
-        .get(format!("{edge}/healthz"))
-        .send()
-        .await
-        .expect("the edge answers");
-    answer.json().await.expect("JSON")
-}
-
-fn count(health: &Value, name: &str) -> u64 {
-    health[name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no {name} in {health}"))
-}
-
 #[tokio::test]
 async fn a_ticket_poll_answers_as_the_room_does_through_leaves_expiries_and_a_sell_out() {
     let system = start_room().await;

@@ -285,3 +285,46 @@ async fn failing_open_on_the_denylist_keeps_the_users_window() {
         "one user's window, not everyone's"
     );
 }
+
+/// A restart mid-work (kill -9): a window of at most 10 s lives in its object's memory
+/// only, so it starts empty and admits at most its limit more — its limit plus what it
+/// had admitted before; a longer one is stored, and holds its bound across the restart.
+#[tokio::test]
+async fn a_restart_forgets_a_short_window_and_keeps_a_long_one() {
+    let mut system = System::start_with(EdgeSetup {
+        vars: vec![
+            ("RATE_LIMIT_USER", "2/10s".into()),
+            ("RATE_LIMIT_GLOBAL", "4/1m".into()),
+        ],
+        ..EdgeSetup::default()
+    })
+    .await;
+    let token = system.token("user-1", 600);
+    let mut statuses = Vec::new();
+    for n in 0..3 {
+        statuses.push(
+            confirm(&system, &token, &format!("before-{n}"))
+                .await
+                .status(),
+        );
+    }
+    system.kill("edge");
+    system.start_edge_again().await;
+    for n in 0..3 {
+        statuses.push(
+            confirm(&system, &token, &format!("after-{n}"))
+                .await
+                .status(),
+        );
+    }
+    let (created, limited) = (StatusCode::CREATED, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        statuses,
+        [created, created, limited, created, created, limited],
+        "the user's 10 s window starts again empty, and fills at its limit"
+    );
+    let other = system.token("user-2", 600);
+    let refused = confirm(&system, &other, "other-1").await;
+    assert_eq!(refused.status(), limited, "the global minute still holds 4");
+    assert!(header(&refused, "ratelimit").starts_with(r#""global";r=0"#));
+}

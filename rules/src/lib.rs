@@ -14,6 +14,7 @@
 //! - [`paused`] — "payments are paused": the origin's word to the edge that its PG is out.
 //! - [`queue`] — the first-come queue of one event, with admission passes.
 //! - [`rate_limit`] — which routes are limited, the rates, and the RateLimit headers.
+//! - [`rate_windows`] — an object's windows by key: which live in memory, which are stored.
 //! - [`refresh`] — refresh tokens: format, stored hash, single use with reuse detection.
 //! - [`sliding_window`] — the exact sliding-window rate limit.
 //! - [`token`] — access-token verification against the configured keys.
@@ -29,6 +30,7 @@ pub mod pass;
 pub mod paused;
 pub mod queue;
 pub mod rate_limit;
+pub mod rate_windows;
 pub mod refresh;
 pub mod request_id;
 pub mod signing;

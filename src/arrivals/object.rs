@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::storage::ShardStorage;
-use crate::alarm;
+use crate::alarm::Alarm;
 use crate::clock::now_ms;
 use crate::durable_call::{call_object, call_object_in_body, read_call, reply, tell_object};
 use crate::queue::client::BINDING as ROOMS;
@@ -60,6 +60,8 @@ pub struct ShardReport {
 #[durable_object]
 pub struct ArrivalShard {
     state: State,
+    /// Its alarm's time, kept in memory.
+    alarm: Alarm,
     env: Env,
     storage: ShardStorage,
     /// Restored from storage on the first call or alarm after the object starts.
@@ -76,6 +78,7 @@ impl DurableObject for ArrivalShard {
         let storage = ShardStorage::new(state.storage().sql());
         Self {
             state,
+            alarm: Alarm::new(),
             env,
             storage,
             batcher: RefCell::new(None),
@@ -108,6 +111,7 @@ impl DurableObject for ArrivalShard {
     }
 
     async fn alarm(&self) -> Result<Response> {
+        self.alarm.fired();
         let now = now_ms();
         self.restore(None, now).await?;
         self.flush(now).await?;
@@ -147,7 +151,7 @@ impl ArrivalShard {
         *self.batcher.borrow_mut() = Some(batcher);
         *self.event.borrow_mut() = Some(place.event);
         if again {
-            alarm::no_later_than(&self.state.storage(), now).await?;
+            self.alarm.no_later_than(&self.state.storage(), now).await?;
         }
         self.schedule().await
     }
@@ -170,7 +174,7 @@ impl ArrivalShard {
     /// The alarm at the gathering batch's due time, if one gathers.
     async fn schedule(&self) -> Result<()> {
         match self.with_batcher(|batcher| batcher.due_at())? {
-            Some(due) => alarm::no_later_than(&self.state.storage(), due).await,
+            Some(due) => self.alarm.no_later_than(&self.state.storage(), due).await,
             None => Ok(()),
         }
     }
@@ -272,7 +276,10 @@ impl ArrivalShard {
             }
             Err(err) => {
                 worker::console_error!("batch {} not taken, sent again: {err}", batch.id);
-                return alarm::no_later_than(&self.state.storage(), now + RETRY_MS).await;
+                return self
+                    .alarm
+                    .no_later_than(&self.state.storage(), now + RETRY_MS)
+                    .await;
             }
         };
         let numbers: Vec<Option<u64>> = batched.entered.iter().map(|e| e.seq).collect();

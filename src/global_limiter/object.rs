@@ -1,6 +1,7 @@
-//! The Durable Object itself: the route's (or shard's) sliding windows in its SQLite.
+//! The Durable Object itself: the route's (or shard's) sliding windows — in memory
+//! when short, as the routes' are, in its SQLite too when longer (`crate::rate_windows`).
 //!
-//! Storage stays bounded: while it holds admissions an alarm sweeps them, forgetting
+//! Storage stays bounded: while it holds stored admissions an alarm sweeps them, forgetting
 //! every admission older than the longest window this object has been asked about (a
 //! day when it has not been asked since it started), so a key nobody uses any more — a
 //! login window of a name tried once — leaves storage within a window or so.
@@ -10,7 +11,7 @@ use std::cell::Cell;
 use rules::rate_limit::MAX_WINDOW_MS;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
-use crate::alarm;
+use crate::alarm::Alarm;
 use crate::clock;
 use crate::durable_call::{read_call, reply};
 use crate::rate_windows::{RateWindows, WindowCheck};
@@ -22,6 +23,8 @@ const SWEEP_AT_MOST_EVERY_MS: i64 = 60_000;
 #[durable_object]
 pub struct GlobalLimiter {
     state: State,
+    /// Its alarm's time, kept in memory.
+    alarm: Alarm,
     windows: RateWindows,
     /// The longest window asked about since the object started; 0: none yet.
     longest_window_ms: Cell<i64>,
@@ -34,6 +37,7 @@ impl DurableObject for GlobalLimiter {
         let windows = RateWindows::new(state.storage().sql());
         Self {
             state,
+            alarm: Alarm::new(),
             windows,
             longest_window_ms: Cell::new(0),
             swept_soon: Cell::new(false),
@@ -46,14 +50,17 @@ impl DurableObject for GlobalLimiter {
         let answer = self.windows.check(&check, now_ms)?;
         self.longest_window_ms
             .set(self.longest_window_ms.get().max(check.window_ms));
-        if !self.swept_soon.get() {
-            alarm::no_later_than(&self.state.storage(), now_ms + self.sweep_every()).await?;
+        if check.is_stored() && !self.swept_soon.get() {
+            self.alarm
+                .no_later_than(&self.state.storage(), now_ms + self.sweep_every())
+                .await?;
             self.swept_soon.set(true);
         }
         reply(&answer)
     }
 
     async fn alarm(&self) -> Result<Response> {
+        self.alarm.fired();
         let now_ms = clock::now_ms();
         let kept_for = match self.longest_window_ms.get() {
             0 => MAX_WINDOW_MS,
@@ -62,7 +69,9 @@ impl DurableObject for GlobalLimiter {
         self.windows.forget_before(now_ms - kept_for)?;
         let more = !self.windows.is_empty()?;
         if more {
-            alarm::no_later_than(&self.state.storage(), now_ms + self.sweep_every()).await?;
+            self.alarm
+                .no_later_than(&self.state.storage(), now_ms + self.sweep_every())
+                .await?;
         }
         self.swept_soon.set(more);
         Response::empty()

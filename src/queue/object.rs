@@ -24,7 +24,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, Stat
 
 use super::protocol::{Entered, LineState, PassClaim, Placement, RoomRequest};
 use super::storage::{DropState, RoomStorage};
-use crate::alarm;
+use crate::alarm::Alarm;
 use crate::clock::now_ms;
 use crate::config::EdgeConfig;
 use crate::durable_call::{is_call_in_body, read_call, read_call_in_body, reply};
@@ -51,6 +51,8 @@ impl Unplaced {
 #[durable_object]
 pub struct WaitingRoom {
     state: State,
+    /// Its alarm's time, kept in memory.
+    alarm: Alarm,
     pub(super) env: Env,
     pub(super) storage: RoomStorage,
     /// Built from storage on the first call after the object starts.
@@ -69,6 +71,7 @@ impl DurableObject for WaitingRoom {
         let storage = RoomStorage::new(state.storage().sql());
         Self {
             state,
+            alarm: Alarm::new(),
             env,
             storage,
             line: RefCell::new(None),
@@ -124,6 +127,7 @@ impl DurableObject for WaitingRoom {
     }
 
     async fn alarm(&self) -> Result<Response> {
+        self.alarm.fired();
         let now = now_ms();
         let config = self.config()?;
         self.open_if_due(now).await?;
@@ -355,7 +359,7 @@ impl WaitingRoom {
             (a, b) => a.or(b),
         };
         match next {
-            Some(at) => alarm::no_later_than(&self.state.storage(), at).await,
+            Some(at) => self.alarm.no_later_than(&self.state.storage(), at).await,
             None => Ok(()),
         }
     }

@@ -65,7 +65,8 @@ fn request_id_of(headers: &Headers) -> worker::Result<String> {
 enum Authenticated<'p> {
     Me,
     LogoutAll,
-    Confirm,
+    /// The confirm as read, or why it is refused — said only once the caller is known.
+    Confirm(Box<Result<payments::ConfirmInput, ApiError>>),
     Payment(&'p str),
     QueueEnter(&'p str),
     QueueStatus(&'p str),
@@ -81,6 +82,7 @@ async fn route(
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let method = req.method.clone();
+    let headers = req.headers.clone();
     if let (Method::Get, ["healthz"]) = (&method, segments.as_slice()) {
         let snapshots = crate::queue::snapshots::counts();
         let body = serde_json::json!({
@@ -124,7 +126,9 @@ async fn route(
             return internal::draw_list(req.into_request(), env, &config, event_id, now_ms).await
         }
         (Method::Get, ["auth", "me"]) => Authenticated::Me,
-        (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm,
+        (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm(Box::new(
+            payments::ConfirmInput::read(req.into_request()).await,
+        )),
         (Method::Get, ["payments", order_id]) => Authenticated::Payment(order_id),
         (Method::Post, ["queue", event_id, "enter"]) => Authenticated::QueueEnter(event_id),
         (Method::Get, ["queue", event_id, "status"]) => Authenticated::QueueStatus(event_id),
@@ -149,7 +153,7 @@ async fn route(
         _ => return Err(ApiError::not_found()),
     };
 
-    let claims = verify_bearer(&req.headers, &config, now_ms)?;
+    let claims = verify_bearer(&headers, &config, now_ms)?;
     let room = match &authenticated {
         Authenticated::QueueEnter(event_id) => Some(*event_id),
         _ => None,
@@ -160,7 +164,7 @@ async fn route(
     };
     // A ticket holder's poll is answered from the room's snapshot: no object call.
     if let (Authenticated::QueueStatus(event_id), None) = (&authenticated, &limits) {
-        if let Some(ticket) = req.headers.get(queue::TICKET_HEADER)? {
+        if let Some(ticket) = headers.get(queue::TICKET_HEADER)? {
             return queue::status_from_ticket(env, &config, event_id, &claims, &ticket, now_ms)
                 .await;
         }
@@ -172,6 +176,12 @@ async fn route(
         // Nothing — no room, no line, no window — exists for an event nobody defined
         // (a ticket holder's poll, above, has a ticket only for a room that exists).
         queue::check_defined(env, &config, event_id, now_ms).await?;
+    }
+    // So is a ticket holder's confirm while their place still waits for its pass.
+    if let Authenticated::Confirm(input) = &authenticated {
+        if let (Ok(input), Some(ticket)) = (input.as_ref(), headers.get(queue::TICKET_HEADER)?) {
+            payments::ticket_gate::refuse_waiting(&config, &claims, &ticket, input, now_ms)?;
+        }
     }
     if let Some(limits) = &limits {
         limits.refuse_from_memory(now_ms)?;
@@ -185,14 +195,14 @@ async fn route(
     // A confirm counts in the global window only once it can be served: its handler
     // asks the window after the gate, and says the quotas itself.
     let (admission, confirm_admitted) = match (&authenticated, user_admitted) {
-        (Authenticated::Confirm, admitted) => (Admission::unlimited(), admitted),
+        (Authenticated::Confirm(_), admitted) => (Admission::unlimited(), admitted),
         (_, Some(admitted)) => (admitted.global(env, now_ms).await?, None),
         (_, None) => (Admission::unlimited(), None),
     };
     let response = match authenticated {
         Authenticated::Me => auth::me(&caller.claims),
         Authenticated::LogoutAll => auth::logout_all(env, &caller.claims, now_ms).await,
-        Authenticated::Confirm => {
+        Authenticated::Confirm(input) => {
             let at = payments::Confirming {
                 env,
                 ctx,
@@ -201,7 +211,7 @@ async fn route(
                 now_ms,
                 request_id,
             };
-            payments::confirm(req.into_request(), at, confirm_admitted).await
+            payments::confirm((*input)?, at, confirm_admitted).await
         }
         Authenticated::QueueEnter(event_id) => {
             queue::enter(env, &config, event_id, &caller.claims, now_ms).await

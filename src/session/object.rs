@@ -18,7 +18,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlS
 
 use super::families::Login;
 use super::protocol::{Authorized, Revocation, SessionRequest};
-use crate::alarm;
+use crate::alarm::Alarm;
 use crate::clock::now_ms;
 use crate::config::EdgeConfig;
 use crate::durable_call::{read_call, reply};
@@ -54,6 +54,8 @@ const DEFAULT_TOKEN_LIFE_MS: i64 = 1_800_000;
 #[durable_object]
 pub struct UserSession {
     state: State,
+    /// Its alarm's time, kept in memory.
+    alarm: Alarm,
     pub(super) sql: SqlStorage,
     pub(super) windows: RateWindows,
     /// How long an access token issued now can be accepted (its lifetime and the clock
@@ -100,6 +102,7 @@ impl DurableObject for UserSession {
         });
         Self {
             state,
+            alarm: Alarm::new(),
             sql,
             windows,
             token_life_ms,
@@ -180,6 +183,7 @@ impl DurableObject for UserSession {
     }
 
     async fn alarm(&self) -> Result<Response> {
+        self.alarm.fired();
         let now = now_ms();
         for table in ["denylist", "refresh_tokens", "families"] {
             self.sql.exec(
@@ -199,7 +203,7 @@ impl DurableObject for UserSession {
             )?
             .one()?;
         if let Some(at) = next.at {
-            alarm::no_later_than(&self.state.storage(), at).await?;
+            self.alarm.no_later_than(&self.state.storage(), at).await?;
         }
         Response::empty()
     }
@@ -256,6 +260,8 @@ impl UserSession {
     /// The single-use rule of `rules::refresh`, applied in one uninterrupted call.
     /// Makes sure the cleanup alarm fires no later than `expires_at_ms`.
     pub(super) async fn clean_up_by(&self, expires_at_ms: i64) -> Result<()> {
-        alarm::no_later_than(&self.state.storage(), expires_at_ms).await
+        self.alarm
+            .no_later_than(&self.state.storage(), expires_at_ms)
+            .await
     }
 }

@@ -169,3 +169,21 @@ where
     }
     answers
 }
+
+/// An edge's `/healthz`: what its isolate counted.
+pub async fn health(system: &System, edge: &str) -> Value {
+    let answer = system
+        .http
+        .get(format!("{edge}/healthz"))
+        .send()
+        .await
+        .expect("the edge answers");
+    answer.json().await.expect("JSON")
+}
+
+/// One of `/healthz`'s counts.
+pub fn count(health: &Value, name: &str) -> u64 {
+    health[name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no {name} in {health}"))
+}

@@ -1,14 +1,17 @@
 //! Payment routes: confirm and read-back, forwarded to the origin once the caller is
 //! authenticated and the request is known to be well formed.
 
-use rules::confirm::{check_idempotency_key, check_order_id, ConfirmRequest};
+mod input;
+pub mod ticket_gate;
+
+pub use input::ConfirmInput;
+
+use rules::confirm::check_order_id;
 use rules::pass::Gate;
 use rules::paused;
-use rules::signing::IDEMPOTENCY_KEY_HEADER;
 use rules::token::AccessClaims;
-use worker::{Context, Env, Method, Request, Response};
+use worker::{Context, Env, Method, Response};
 
-use crate::body::read_body;
 use crate::config::EdgeConfig;
 use crate::directory;
 use crate::error::ApiError;
@@ -39,7 +42,7 @@ pub struct Confirming<'a> {
 /// answers it from what exists (the approved retry whose pass is spent) or refuses it,
 /// and it neither spends nor frees a pass.
 pub async fn confirm(
-    mut req: Request,
+    input: ConfirmInput,
     at: Confirming<'_>,
     admitted: Option<UserAdmitted<'_>>,
 ) -> Result<Response, ApiError> {
@@ -51,10 +54,11 @@ pub async fn confirm(
         now_ms,
         request_id,
     } = at;
-    let idempotency_key = req.headers().get(IDEMPOTENCY_KEY_HEADER)?;
-    let idempotency_key = check_idempotency_key(idempotency_key.as_deref())?;
-    let body = read_body(&mut req).await?;
-    let confirm = ConfirmRequest::parse(&body)?;
+    let ConfirmInput {
+        idempotency_key,
+        body,
+        confirm,
+    } = input;
     let gated = match confirm.event_id.as_deref() {
         Some(event_id) if is_gated(env, config, event_id, now_ms).await? => Some(event_id),
         _ => None,
@@ -75,7 +79,7 @@ pub async fn confirm(
         method: Method::Post,
         path: "/payments/confirm".into(),
         user_id: &caller.sub,
-        idempotency_key: Some(idempotency_key),
+        idempotency_key: Some(&idempotency_key),
         body: Some(body),
         request_id,
         gate,
@@ -93,21 +97,42 @@ pub async fn confirm(
             close_queue_later(ctx, env.clone(), event_id.to_owned(), now_ms);
         }
     }
-    if let Some(room) = room.as_ref().filter(|_| claimed) {
-        // An approval spends the pass and the buyer leaves the line; a failure at the PG
-        // of this very order frees it for another; anything else keeps it with this
-        // order, which may still go through, or be sent again. If the room cannot be
-        // told, the pass expires on its own.
-        let told = match settlement(&answer, &confirm.order_id) {
-            Settlement::Approved => room.consume().await,
-            Settlement::NothingBought => room.release_claim(&confirm.order_id).await,
-            Settlement::Kept => Ok(()),
-        };
-        if let Err(err) = told {
-            worker::console_warn!("the waiting room was not told how a payment ended: {err}");
+    if let (Some(room), Some(event_id)) = (room.as_ref().filter(|_| claimed), gated) {
+        // An approval spends the pass and the buyer leaves the line — told once the
+        // answer has gone, so the answer waits for one durable write (the claim), not
+        // two; a retry meanwhile finds the pass claimed by this very order and is
+        // replayed. A failure at the PG of this very order frees the pass for another,
+        // before the answer, so the buyer's next order finds it free; anything else
+        // keeps it with this order, which may still go through, or be sent again. If
+        // the room cannot be told, the pass expires on its own.
+        match settlement(&answer, &confirm.order_id) {
+            Settlement::Approved => consume_later(ctx, env, config, event_id, &caller.sub),
+            Settlement::NothingBought => {
+                if let Err(err) = room.release_claim(&confirm.order_id).await {
+                    not_told(err);
+                }
+            }
+            Settlement::Kept => {}
         }
     }
     admission.decorate(answer.into_response()?)
+}
+
+/// Tells the room (through the buyer's arrival shard) that `user`'s pass is spent, once
+/// the answer has gone.
+fn consume_later(ctx: &Context, env: &Env, config: &EdgeConfig, event_id: &str, user: &str) {
+    let (env, key) = (env.clone(), config.ticket_key);
+    let (event_id, user) = (event_id.to_owned(), user.to_owned());
+    ctx.wait_until(async move {
+        let room = WaitingRoomClient::new(&env, &key, &event_id, &user);
+        if let Err(err) = room.consume().await {
+            not_told(err);
+        }
+    });
+}
+
+fn not_told(err: impl std::fmt::Display) {
+    worker::console_warn!("the waiting room was not told how a payment ended: {err}");
 }
 
 /// The gate's word for a confirm of `order_id` in a gated event, and — when it is a

@@ -1,0 +1,153 @@
+//! A gated confirm that carries its `Queue-Ticket`, through the real edge (workerd): while
+//! the isolate's snapshot shows the ticket's place waiting, it is refused at once — 429
+//! `QUEUE_PASS_REQUIRED`, `Retry-After: 1`, no object call — and whoever holds a pass,
+//! or bought with it and sends the confirm again, goes on to the room and the origin as
+//! before.
+
+mod support;
+
+use std::time::Duration;
+
+use harness::eventually::eventually;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use support::room::{count, define, enter, health, start, ticket_poll};
+use support::System;
+
+const EVENT: &str = "ticket-gate";
+const EVERY: Duration = Duration::from_millis(50);
+
+/// A confirm of `order_id` in the event, keyed by the order, with `ticket` if any.
+async fn confirm(
+    system: &System,
+    token: &str,
+    order_id: &str,
+    ticket: Option<&str>,
+) -> reqwest::Response {
+    let body = json!({
+        "orderId": order_id,
+        "paymentKey": format!("pk-{order_id}"),
+        "amount": 1000,
+        "eventId": EVENT,
+    });
+    let mut request = system
+        .http
+        .post(format!("{}/payments/confirm", system.edge))
+        .bearer_auth(token)
+        .header("idempotency-key", order_id)
+        .json(&body);
+    if let Some(ticket) = ticket {
+        request = request.header("queue-ticket", ticket);
+    }
+    request.send().await.expect("the edge answers")
+}
+
+async fn code_of(answer: reqwest::Response) -> (StatusCode, Option<String>, String) {
+    let status = answer.status();
+    let retry_after = answer
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body: Value = answer.json().await.expect("a JSON body");
+    (
+        status,
+        retry_after,
+        body["code"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// One buyer admitted (the limit is 1) and one waiting, with their tickets.
+async fn one_admitted_one_waiting() -> (System, [(String, String); 2]) {
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", EVENT)]).await;
+    define(
+        &system,
+        json!({ "eventId": EVENT, "stock": 10, "amount": 1000 }),
+    )
+    .await;
+    let mut held = Vec::new();
+    for (user, admitted) in [("user-1", true), ("user-2", false)] {
+        let token = system.token(user, 600);
+        let entered = enter(&system, &token, EVENT).await;
+        assert_eq!(entered["admitted"], admitted, "{entered}");
+        let ticket = entered["ticket"].as_str().expect("a ticket").to_owned();
+        held.push((token, ticket));
+    }
+    let held: [(String, String); 2] = held.try_into().expect("two buyers");
+    (system, held)
+}
+
+#[tokio::test]
+async fn a_waiting_ticket_holders_confirm_is_refused_from_the_snapshot_with_no_object_call() {
+    let (system, [_, (token, ticket)]) = one_admitted_one_waiting().await;
+    // The isolate's copies, fresh: the room's snapshot (a ticket poll) and the directory
+    // (a confirm without the ticket, which the room refuses). Both are a second's.
+    let refused = eventually(
+        "refused from the snapshot",
+        Duration::from_secs(30),
+        EVERY,
+        || async {
+            assert_eq!(
+                ticket_poll(&system, &token, EVENT, &ticket).await.status(),
+                StatusCode::OK
+            );
+            let by_room = code_of(confirm(&system, &token, "order-w0", None).await).await;
+            assert_eq!(by_room.2, "QUEUE_PASS_REQUIRED", "{by_room:?}");
+            let before = health(&system, &system.edge).await;
+            let answer = code_of(confirm(&system, &token, "order-w1", Some(&ticket)).await).await;
+            let after = health(&system, &system.edge).await;
+            let grew = |name: &str| count(&after, name) - count(&before, name);
+            let from_memory = grew("refusedFromMemory") == 1 && grew("roomCalls") == 0;
+            from_memory
+                .then_some(answer.clone())
+                .ok_or(format!("{answer:?}, {} room calls", grew("roomCalls")))
+        },
+    )
+    .await;
+    assert_eq!(
+        refused,
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("1".into()),
+            "QUEUE_PASS_REQUIRED".into()
+        )
+    );
+    assert_eq!(
+        system.ledger().await["requestCount"],
+        0,
+        "nothing reached the PG"
+    );
+}
+
+#[tokio::test]
+async fn a_pass_holder_with_a_ticket_buys_and_its_retry_is_replayed() {
+    let (system, [(token, ticket), (waiting, waiting_ticket)]) = one_admitted_one_waiting().await;
+    assert_eq!(
+        ticket_poll(&system, &waiting, EVENT, &waiting_ticket)
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    let first = confirm(&system, &token, "order-p1", Some(&ticket)).await;
+    assert_eq!(first.status(), StatusCode::CREATED);
+    let first: Value = first.json().await.expect("a JSON body");
+    assert_eq!(first["status"], "APPROVED", "{first}");
+    // The pass is spent once the answer has gone: the place leaves the line.
+    eventually(
+        "the buyer out of the line",
+        Duration::from_secs(30),
+        EVERY,
+        || async {
+            let status = ticket_poll(&system, &token, EVENT, &ticket).await.status();
+            (status == StatusCode::NOT_FOUND)
+                .then_some(())
+                .ok_or(status.to_string())
+        },
+    )
+    .await;
+    let again = confirm(&system, &token, "order-p1", Some(&ticket)).await;
+    assert_eq!(again.status(), StatusCode::CREATED, "replayed, not refused");
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(again.json::<Value>().await.expect("a JSON body"), first);
+    assert_eq!(system.ledger().await["requestCount"], 1, "bought once");
+}
