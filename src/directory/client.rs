@@ -68,17 +68,6 @@ pub async fn shards(env: &Env, event_id: &str, now_ms: i64) -> Result<u32, Objec
     Ok(events.shards.get(event_id).copied().unwrap_or(1))
 }
 
-/// Whether `event_id` is gated, as far as this isolate's copy of the directory, at most a
-/// second old, says (`gated_events` for an event it does not list); `None` without such
-/// a copy. Makes no call.
-pub fn gated_from_memory(event_id: &str, by_default: bool, now_ms: i64) -> Option<bool> {
-    COPY.with(|copy| {
-        let copy = copy.borrow();
-        let (events, _) = copy.as_ref().filter(|(_, at)| now_ms - at < FRESH_FOR_MS)?;
-        Some(events.gating.get(event_id).copied().unwrap_or(by_default))
-    })
-}
-
 async fn events(env: &Env, now_ms: i64) -> Result<Events, ObjectUnavailable> {
     let kept = COPY.with(|copy| copy.borrow().clone());
     if let Some((events, read_at)) = &kept {

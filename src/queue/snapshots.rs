@@ -104,17 +104,6 @@ pub async fn of(env: &Env, event_id: &str, now_ms: i64) -> Copy {
     fetch(env, event_id, now, i64::MIN).await
 }
 
-/// This isolate's copy of `event_id`'s snapshot, if it has one at most [`FRESH_FOR_MS`]
-/// old at `now_ms`. Makes no call.
-pub fn kept(event_id: &str, now_ms: i64) -> Option<Rc<Snapshot>> {
-    COPIES.with(|copies| {
-        copies
-            .borrow_mut()
-            .get_mut(event_id, now_ms)
-            .map(|(copy, _)| copy.clone())
-    })
-}
-
 /// A copy newer than `newer_than` from the data centre's cache, else from the room (then
 /// shared); kept. Other polls know it is being fetched meanwhile.
 async fn fetch(env: &Env, event_id: &str, now_ms: i64, newer_than: i64) -> Copy {

@@ -61,16 +61,36 @@ fn request_id_of(headers: &Headers) -> worker::Result<String> {
     }
 }
 
-/// Routes that need a verified caller.
-enum Authenticated<'p> {
+/// Routes that need a verified caller. A confirm carries its request (`Body`) until the
+/// refusals that need no body are done, then what reading its body made of it.
+enum Authenticated<'p, Body> {
     Me,
     LogoutAll,
-    /// The confirm as read, or why it is refused — said only once the caller is known.
-    Confirm(Box<Result<payments::ConfirmInput, ApiError>>),
+    Confirm(Body),
     Payment(&'p str),
     QueueEnter(&'p str),
     QueueStatus(&'p str),
     QueueLeave(&'p str),
+}
+
+/// A confirm as read, or why it is refused — said only once the caller is known.
+type ConfirmRead = Box<Result<payments::ConfirmInput, ApiError>>;
+
+impl<'p> Authenticated<'p, Incoming> {
+    /// The same route, a confirm's body read.
+    async fn read_confirm(self) -> Authenticated<'p, ConfirmRead> {
+        match self {
+            Authenticated::Confirm(req) => Authenticated::Confirm(Box::new(
+                payments::ConfirmInput::read(req.into_request()).await,
+            )),
+            Authenticated::Me => Authenticated::Me,
+            Authenticated::LogoutAll => Authenticated::LogoutAll,
+            Authenticated::Payment(order_id) => Authenticated::Payment(order_id),
+            Authenticated::QueueEnter(event_id) => Authenticated::QueueEnter(event_id),
+            Authenticated::QueueStatus(event_id) => Authenticated::QueueStatus(event_id),
+            Authenticated::QueueLeave(event_id) => Authenticated::QueueLeave(event_id),
+        }
+    }
 }
 
 async fn route(
@@ -126,9 +146,7 @@ async fn route(
             return internal::draw_list(req.into_request(), env, &config, event_id, now_ms).await
         }
         (Method::Get, ["auth", "me"]) => Authenticated::Me,
-        (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm(Box::new(
-            payments::ConfirmInput::read(req.into_request()).await,
-        )),
+        (Method::Post, ["payments", "confirm"]) => Authenticated::Confirm(req),
         (Method::Get, ["payments", order_id]) => Authenticated::Payment(order_id),
         (Method::Post, ["queue", event_id, "enter"]) => Authenticated::QueueEnter(event_id),
         (Method::Get, ["queue", event_id, "status"]) => Authenticated::QueueStatus(event_id),
@@ -177,14 +195,16 @@ async fn route(
         // (a ticket holder's poll, above, has a ticket only for a room that exists).
         queue::check_defined(env, &config, event_id, now_ms).await?;
     }
-    // So is a ticket holder's confirm while their place still waits for its pass.
-    if let Authenticated::Confirm(input) = &authenticated {
-        if let (Ok(input), Some(ticket)) = (input.as_ref(), headers.get(queue::TICKET_HEADER)?) {
-            payments::ticket_gate::refuse_waiting(&config, &claims, &ticket, input, now_ms)?;
-        }
-    }
     if let Some(limits) = &limits {
         limits.refuse_from_memory(now_ms)?;
+    }
+    let authenticated = authenticated.read_confirm().await;
+    // A ticket holder's confirm while their place waits is refused from the snapshot too.
+    if let Authenticated::Confirm(input) = &authenticated {
+        if let (Ok(input), Some(ticket)) = (input.as_ref(), headers.get(queue::TICKET_HEADER)?) {
+            payments::ticket_gate::refuse_waiting(env, &config, &claims, &ticket, input, now_ms)
+                .await?;
+        }
     }
     let window = limits.as_ref().map(Limits::user_check);
     let caller = authenticate(env, &config, claims, window, now_ms).await?;

@@ -198,7 +198,7 @@ fn code_of(answer: &OriginAnswer) -> Option<String> {
 /// Whether confirms for `event_id` need a pass: as an operator set it at run time (the
 /// event directory), else as `GATED_EVENTS` says. Never fails open: when the directory
 /// cannot say for an event `GATED_EVENTS` does not gate, the confirm is refused.
-async fn is_gated(
+pub(super) async fn is_gated(
     env: &Env,
     config: &EdgeConfig,
     event_id: &str,
