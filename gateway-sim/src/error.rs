@@ -3,14 +3,16 @@
 //! Clients of a payment gateway branch on a machine-readable `code`, so every
 //! failure — axum's own extractor rejections and unknown routes included — is
 //! answered here as an HTTP status and `{"code":"UPPER_SNAKE","message":"..."}`,
-//! as Toss does. The Toss API's refusals carry Toss's codes ([`crate::codes`]);
-//! the simulator's own controls (`/admin`, the settlement export) have codes of
-//! their own.
+//! as Toss does. The Toss API's refusals carry Toss's codes ([`crate::codes`]),
+//! but for the capacity's 429 `TOO_MANY_REQUESTS`: Toss documents no rate-limit
+//! status, so that code is the simulator's own, as are those of its controls
+//! (`/admin`, the settlement export).
 
 use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use crate::capacity::LineFull;
 use crate::codes::{self, TossCode};
 use crate::routes::Answer;
 
@@ -22,6 +24,15 @@ pub enum ApiError {
     /// A Toss refusal with a message saying what in particular was wrong.
     #[error("{detail}")]
     TossDetailed { code: TossCode, detail: String },
+    /// The `capacity` fault's line was full: refused at once, before anything was
+    /// recorded, so nothing was processed or charged.
+    #[error(
+        "the gateway is at capacity ({} confirms processing, {} waiting): \
+         nothing was processed; try again later",
+        .0.limits.slots,
+        .0.limits.line
+    )]
+    AtCapacity(LineFull),
     /// What `TossPayments-Test-Code` or the `testCode` fault asked for.
     #[error("TossPayments-Test-Code {0}: a test error; nothing was charged")]
     TestCode(String),
@@ -69,6 +80,7 @@ impl ApiError {
         match self {
             Self::Toss(code) | Self::TossDetailed { code, .. } => code.status,
             Self::TestCode(code) => codes::test_code_status(code),
+            Self::AtCapacity(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::BadRequest(_)
@@ -83,6 +95,7 @@ impl ApiError {
         match self {
             Self::Toss(code) | Self::TossDetailed { code, .. } => code.code,
             Self::TestCode(code) => code,
+            Self::AtCapacity(_) => "TOO_MANY_REQUESTS",
             Self::NotFound(_) => "NOT_FOUND",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::BadRequest(_) => "BAD_REQUEST",

@@ -7,21 +7,39 @@
 //!
 //! The modes act on confirms; of them only `ERROR_500` (and the closed port of
 //! `REFUSE_CONNECTIONS`) acts on cancels.
+//!
+//! `capacity` and `lineLimit` make the gateway saturate as a real one does
+//! ([`crate::capacity`]): at most `capacity` confirms are processed at once, and up to
+//! `lineLimit` wait, first come, first served, for a slot; a confirm that finds the
+//! line full is refused at once with 429 `TOO_MANY_REQUESTS` — the simulator's own
+//! answer, Toss documents no rate-limit status — before anything is recorded. With a
+//! capacity set, processing takes time in `NORMAL` too: `delayMs` plus a random
+//! 0..=`jitterMs`, as in `DELAY`, the two modes then alike. A confirm holds its slot
+//! until its mode is done with it: `NORMAL` and `DELAY` until it is processed, the
+//! `HANG` modes through their hold, the others while they answer. Look-ups and cancels
+//! are never capped.
 
 use std::num::NonZeroU32;
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::capacity::Limits;
 
 /// The longest any fault may hold a request or keep the port closed:
 /// `delayMs`, `jitterMs` and `durationMs` are capped here, and a HANG mode
 /// without `delayMs` holds this long.
 pub const MAX_HOLD_MS: u64 = 10 * 60 * 1000;
+/// The largest `capacity` and `lineLimit` accepted: far beyond what a test loads, and
+/// small enough that a line of waiting connections stays affordable.
+pub const MAX_CAPACITY: u32 = 10_000;
+pub const MAX_LINE: u32 = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum FaultMode {
-    /// Process at once.
+    /// Process at once; with a `capacity`, as `DELAY` does.
     Normal,
     /// Wait `delayMs` plus a random 0..=`jitterMs`, then process and answer.
     Delay,
@@ -55,6 +73,11 @@ pub struct Faults {
     pub decline_rate: f64,
     /// Confirms let through in any one-second window; `None`: no cap.
     pub max_per_second: Option<NonZeroU32>,
+    /// Confirms processed at once, 1 to [`MAX_CAPACITY`]; `None`: no cap.
+    pub capacity: Option<NonZeroU32>,
+    /// Confirms that may wait for a slot, 0 to [`MAX_LINE`]; `Some` exactly when
+    /// `capacity` is.
+    pub line_limit: Option<u32>,
     /// `false`: a PG that ignores `Idempotency-Key` and never refuses a
     /// repeat: every confirm is a new charge, repeats included, and a cancel
     /// takes back every charge of the order.
@@ -89,6 +112,8 @@ impl Default for Faults {
             jitter_ms: 0,
             decline_rate: 0.0,
             max_per_second: None,
+            capacity: None,
+            line_limit: None,
             idempotent: true,
             duration_ms: None,
             webhooks: true,
@@ -109,6 +134,26 @@ impl Faults {
             MAX_HOLD_MS
         };
         Duration::from_millis(millis)
+    }
+
+    /// The cap in force, if any.
+    pub fn limits(&self) -> Option<Limits> {
+        self.capacity.map(|slots| Limits {
+            slots,
+            line: self.line_limit.unwrap_or(0),
+        })
+    }
+
+    /// How long processing a confirm takes, in ms, to be rolled in this range: `DELAY`'s
+    /// wait, and `NORMAL`'s with a capacity (also in `REFUSE_CONNECTIONS`, which serves
+    /// what got in as `NORMAL`). `None`: at once, or as the mode says.
+    pub fn processing_ms(&self) -> Option<RangeInclusive<u64>> {
+        let takes_time = match self.mode {
+            FaultMode::Delay => true,
+            FaultMode::Normal | FaultMode::RefuseConnections => self.capacity.is_some(),
+            _ => false,
+        };
+        takes_time.then(|| self.delay_ms..=self.delay_ms.saturating_add(self.jitter_ms))
     }
 
     /// How long the port stays closed, in `REFUSE_CONNECTIONS` mode only.
@@ -143,7 +188,43 @@ mod tests {
         assert_eq!(faults.test_code, None);
         assert_eq!(faults.approved_amount_delta, 0);
         assert_eq!(faults.max_per_second, None);
+        assert_eq!(faults.limits(), None);
+        assert_eq!(faults.processing_ms(), None);
         assert_eq!(faults.refusal(), None);
+    }
+
+    #[test]
+    fn with_a_capacity_normal_takes_delay_ms_plus_jitter_as_delay_does() {
+        let delay = Faults {
+            mode: FaultMode::Delay,
+            delay_ms: 200,
+            jitter_ms: 600,
+            ..Faults::default()
+        };
+        assert_eq!(delay.processing_ms(), Some(200..=800));
+        let uncapped = Faults {
+            mode: FaultMode::Normal,
+            ..delay.clone()
+        };
+        assert_eq!(uncapped.processing_ms(), None, "NORMAL is at once");
+        let capped = Faults {
+            capacity: NonZeroU32::new(10),
+            line_limit: Some(20),
+            ..uncapped
+        };
+        assert_eq!(capped.processing_ms(), Some(200..=800));
+        assert_eq!(
+            capped.limits(),
+            Some(Limits {
+                slots: NonZeroU32::new(10).expect("not zero"),
+                line: 20
+            })
+        );
+        let hanging = Faults {
+            mode: FaultMode::HangAfterProcessing,
+            ..capped
+        };
+        assert_eq!(hanging.processing_ms(), None, "the hold is the mode's own");
     }
 
     #[test]
@@ -168,6 +249,8 @@ mod tests {
             duration_ms: Some(1500),
             decline_rate: 0.5,
             max_per_second: NonZeroU32::new(3),
+            capacity: NonZeroU32::new(4),
+            line_limit: Some(8),
             idempotent: false,
             webhooks: false,
             test_code: Some("INVALID_CARD_EXPIRATION".into()),
@@ -182,6 +265,10 @@ mod tests {
         assert_eq!(after.refusal(), None);
         assert_eq!(after.decline_rate, 0.5);
         assert_eq!(after.max_per_second, NonZeroU32::new(3));
+        assert_eq!(
+            (after.capacity, after.line_limit),
+            (NonZeroU32::new(4), Some(8))
+        );
         assert!(!after.idempotent);
         assert!(!after.webhooks);
         assert_eq!(after.test_code.as_deref(), Some("INVALID_CARD_EXPIRATION"));
@@ -203,6 +290,8 @@ mod tests {
                 "jitterMs": 0,
                 "declineRate": 0.0,
                 "maxPerSecond": null,
+                "capacity": null,
+                "lineLimit": null,
                 "idempotent": true,
                 "durationMs": null,
                 "webhooks": true,

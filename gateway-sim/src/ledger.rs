@@ -11,8 +11,9 @@
 //! [`Received`] ticket, which only [`Ledger::process`] turns into a decision.
 //! Faults that never process a confirm (a hang, an injected 500) drop the
 //! ticket, leaving the confirm received but undecided. A ticket that will be
-//! processed later (the `DELAY` mode's wait) is first [`Ledger::defer`]red:
-//! until it is decided, its payment is `IN_PROGRESS` to a look-up.
+//! processed later (`DELAY`'s wait, a capacity's processing time) is first
+//! [`Ledger::defer`]red: until it is decided, its payment is `IN_PROGRESS` to a
+//! look-up.
 //!
 //! A `paymentKey` its imitation of the payment window issued (`issued`) is
 //! taken for that window's order and amount only; any other key not seen

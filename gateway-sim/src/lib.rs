@@ -9,9 +9,9 @@
 //! `TossPayments-Test-Code`, unsigned `PAYMENT_STATUS_CHANGED` webhooks with
 //! their retries — that can be made to misbehave on demand
 //! (`PUT /admin/faults`: latency, hangs, 500s before or after charging,
-//! declines, refused connections, a rate cap, double charges, a wrong approved
-//! amount, any error code), and that can be asked afterwards what it saw
-//! (`GET /admin/ledger`).
+//! declines, refused connections, a rate cap, a capacity that saturates, double
+//! charges, a wrong approved amount, any error code), and that can be asked
+//! afterwards what it saw (`GET /admin/ledger`, `GET /admin/capacity`).
 //!
 //! Module map:
 //! - [`config`]: environment configuration, parsed once at start.
@@ -20,6 +20,8 @@
 //! - [`payment`]: the Toss Payment object made from a ledger record; pure.
 //! - [`codes`]: Toss's error codes and their statuses.
 //! - [`faults`]: the fault settings in force.
+//! - [`capacity`]: the confirms processed at once and the line waiting for a
+//!   slot; no clock, no I/O.
 //! - [`routes`]: axum handlers mapping HTTP onto the ledger and the faults.
 //! - [`settlement`]: the day's settlement file as text; pure, like the
 //!   ledger.
@@ -28,6 +30,7 @@
 //!   the connections so faults can close them.
 //! - [`error`]: the one error type and its `{"code","message"}` JSON body.
 
+pub mod capacity;
 pub mod codes;
 pub mod config;
 pub mod error;
@@ -42,6 +45,7 @@ pub mod webhooks;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::capacity::Capacity;
 use crate::config::{SecretKey, WebhookConfig};
 use crate::faults::{FaultMode, Faults};
 use crate::ledger::{Ledger, Webhook};
@@ -63,6 +67,7 @@ pub use crate::server::serve;
 pub struct SimState {
     ledger: Arc<Mutex<Ledger>>,
     faults: Arc<Mutex<Faults>>,
+    capacity: Capacity,
     server: ServerLink,
     secret_key: Arc<SecretKey>,
     notifier: Option<Arc<Notifier>>,
@@ -118,8 +123,16 @@ impl SimState {
         lock(&self.faults).clone()
     }
 
+    /// Puts `faults` in force, their capacity included.
     pub(crate) fn set_faults(&self, faults: Faults) {
-        *lock(&self.faults) = faults;
+        let mut in_force = lock(&self.faults);
+        self.capacity.set(faults.limits());
+        *in_force = faults;
+    }
+
+    /// The slots and the line every confirm goes through.
+    pub(crate) fn capacity(&self) -> &Capacity {
+        &self.capacity
     }
 
     /// Back to `NORMAL` once the port is open again, unless the settings

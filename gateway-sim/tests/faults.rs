@@ -20,6 +20,8 @@ fn default_faults() -> Value {
         "jitterMs": 0,
         "declineRate": 0.0,
         "maxPerSecond": null,
+        "capacity": null,
+        "lineLimit": null,
         "idempotent": true,
         "durationMs": null,
         "webhooks": true,
@@ -79,6 +81,8 @@ async fn put_faults_answers_the_full_setting_and_get_reports_it() {
         "jitterMs": 5,
         "declineRate": 0.25,
         "maxPerSecond": 7,
+        "capacity": 10,
+        "lineLimit": 20,
         "idempotent": false,
         "webhooks": false,
         "pendingVisible": false,
@@ -100,6 +104,11 @@ async fn put_faults_answers_the_full_setting_and_get_reports_it() {
     let answer = sim
         .put_faults(json!({ "mode": "ERROR_500_AFTER_PROCESSING", "maxPerSecond": 3 }))
         .await;
+    let capped = sim
+        .put_faults(json!({ "mode": "NORMAL", "capacity": 4 }))
+        .await;
+    assert_eq!(capped["lineLimit"], 0, "no line unless one is given");
+    assert_eq!(sim.put_faults(capped.clone()).await, capped);
     assert_eq!(
         sim.put_faults(answer.clone()).await,
         answer,
@@ -141,6 +150,19 @@ async fn invalid_faults_are_a_bad_request_naming_the_field_and_change_nothing() 
             json!({ "mode": "NORMAL", "maxPerSecond": -2 }),
             "maxPerSecond",
         ),
+        (json!({ "mode": "NORMAL", "capacity": 0 }), "capacity"),
+        (json!({ "mode": "NORMAL", "capacity": -1 }), "capacity"),
+        (json!({ "mode": "NORMAL", "capacity": 10_001 }), "capacity"),
+        (json!({ "mode": "NORMAL", "capacity": "10" }), "capacity"),
+        (
+            json!({ "mode": "NORMAL", "capacity": 2, "lineLimit": -1 }),
+            "lineLimit",
+        ),
+        (
+            json!({ "mode": "NORMAL", "capacity": 2, "lineLimit": 10_001 }),
+            "lineLimit",
+        ),
+        (json!({ "mode": "NORMAL", "lineLimit": 5 }), "lineLimit"),
         (
             json!({ "mode": "NORMAL", "idempotent": "no" }),
             "idempotent",

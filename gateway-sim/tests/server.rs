@@ -1,6 +1,7 @@
 //! The simulator behind a real socket, for the faults that act below HTTP:
 //! a refused port, closed keep-alive connections, a dropped connection, and
-//! a shutdown that does not wait for held answers.
+//! a shutdown that does not wait for held answers; and the capacity, under
+//! clients confirming at once.
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -207,4 +208,75 @@ async fn shutdown_does_not_wait_for_a_held_answer() {
     sim.stop().await.expect("serve ends cleanly");
     let answer = held.await.expect("the client task did not panic");
     assert!(answer.is_err(), "a held answer was sent: {answer:?}");
+}
+
+#[tokio::test]
+async fn at_capacity_the_line_fills_and_the_rest_are_refused_with_nothing_charged() {
+    let sim = start().await;
+    let faults = sim
+        .put_faults(json!({ "mode": "NORMAL", "capacity": 2, "lineLimit": 2, "delayMs": 1500 }))
+        .await;
+    assert_eq!(
+        (faults["capacity"].clone(), faults["lineLimit"].clone()),
+        (json!(2), json!(2))
+    );
+    let (_, in_force) = sim.get("/admin/faults").await;
+    assert_eq!(in_force, faults);
+
+    // Eight at once, each on its own connection: two processed, two waiting, four
+    // refused before the first is done.
+    let mut confirms = tokio::task::JoinSet::new();
+    for n in 1..=8 {
+        let order = format!("order-{n}");
+        let (base, client) = (sim.base.clone(), client());
+        confirms.spawn(async move {
+            let answer = client
+                .post(format!("{base}/v1/payments/confirm"))
+                .header("authorization", authorization())
+                .json(&json!({ "paymentKey": format!("pk-{order}"), "orderId": order, "amount": 1000 }))
+                .send()
+                .await
+                .expect("answered");
+            let status = answer.status().as_u16();
+            let body: Value = answer.json().await.expect("JSON body");
+            (order, status, body)
+        });
+    }
+    let mut answered = Vec::new();
+    while let Some(done) = confirms.join_next().await {
+        answered.push(done.expect("the confirm did not panic"));
+    }
+    let statuses: Vec<u16> = answered.iter().map(|(_, status, _)| *status).collect();
+    assert_eq!(
+        statuses,
+        [429, 429, 429, 429, 200, 200, 200, 200],
+        "in the order answered"
+    );
+    let mut refused = Vec::new();
+    for (order, _, body) in answered.iter().filter(|(_, status, _)| *status == 429) {
+        assert_eq!(body["code"], "TOO_MANY_REQUESTS", "{body}");
+        assert!(
+            body["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+        refused.push(order.as_str());
+    }
+
+    let (_, ledger) = sim.get("/admin/ledger").await;
+    assert_eq!(ledger["requestCount"], 4, "{ledger}");
+    let approved: Vec<&str> = ledger["approvals"]
+        .as_array()
+        .expect("approvals")
+        .iter()
+        .filter_map(|approval| approval["orderId"].as_str())
+        .collect();
+    assert_eq!(approved.len(), 4, "{ledger}");
+    for order in refused {
+        assert!(!approved.contains(&order), "{order} was charged: {ledger}");
+        let (status, _) = sim.get(&format!("/v1/payments/orders/{order}")).await;
+        assert_eq!(status, 404, "{order}");
+    }
+    let (_, load) = sim.get("/admin/capacity").await;
+    assert_eq!(load, json!({ "processing": 0, "waiting": 0, "refused": 4 }));
+    sim.stop().await.expect("serve ends cleanly");
 }

@@ -1,4 +1,5 @@
-//! The simulator's own controls: the ledger as JSON, and the faults read and replaced.
+//! The simulator's own controls: the ledger as JSON, the faults read and replaced, and
+//! the capacity's load.
 
 use std::num::NonZeroU32;
 
@@ -7,9 +8,10 @@ use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
 
+use crate::capacity::Load;
 use crate::codes;
 use crate::error::ApiError;
-use crate::faults::{FaultMode, Faults, MAX_HOLD_MS};
+use crate::faults::{FaultMode, Faults, MAX_CAPACITY, MAX_HOLD_MS, MAX_LINE};
 use crate::ledger::LedgerSnapshot;
 use crate::SimState;
 
@@ -24,6 +26,8 @@ pub(super) struct FaultsBody {
     jitter_ms: Option<i64>,
     decline_rate: Option<f64>,
     max_per_second: Option<i64>,
+    capacity: Option<i64>,
+    line_limit: Option<i64>,
     idempotent: Option<bool>,
     duration_ms: Option<i64>,
     webhooks: Option<bool>,
@@ -58,6 +62,7 @@ impl TryFrom<FaultsBody> for Faults {
                     })
             })
             .transpose()?;
+        let (capacity, line_limit) = capacity(body.capacity, body.line_limit)?;
         let duration_ms = match (body.mode, body.duration_ms) {
             (FaultMode::RefuseConnections, None) => {
                 return Err(ApiError::InvalidFaults(
@@ -94,6 +99,8 @@ impl TryFrom<FaultsBody> for Faults {
             })?,
             decline_rate,
             max_per_second,
+            capacity,
+            line_limit,
             idempotent: body.idempotent.unwrap_or(defaults.idempotent),
             duration_ms,
             webhooks: body.webhooks.unwrap_or(defaults.webhooks),
@@ -111,6 +118,41 @@ impl TryFrom<FaultsBody> for Faults {
     }
 }
 
+/// `capacity` (1 to [`MAX_CAPACITY`]) and `lineLimit` (0 to [`MAX_LINE`], 0 when left
+/// out), which applies with a capacity only.
+fn capacity(
+    capacity: Option<i64>,
+    line_limit: Option<i64>,
+) -> Result<(Option<NonZeroU32>, Option<u32>), ApiError> {
+    let Some(slots) = capacity else {
+        return match line_limit {
+            None => Ok((None, None)),
+            Some(_) => Err(ApiError::InvalidFaults(
+                "lineLimit applies with a capacity only".into(),
+            )),
+        };
+    };
+    let slots = u32::try_from(slots)
+        .ok()
+        .filter(|slots| *slots <= MAX_CAPACITY)
+        .and_then(NonZeroU32::new)
+        .ok_or_else(|| {
+            ApiError::InvalidFaults(format!(
+                "capacity must be between 1 and {MAX_CAPACITY}, got {slots}"
+            ))
+        })?;
+    let line = line_limit.unwrap_or(0);
+    let line = u32::try_from(line)
+        .ok()
+        .filter(|line| *line <= MAX_LINE)
+        .ok_or_else(|| {
+            ApiError::InvalidFaults(format!(
+                "lineLimit must be between 0 and {MAX_LINE}, got {line}"
+            ))
+        })?;
+    Ok((Some(slots), Some(line)))
+}
+
 /// A duration field in milliseconds, from `min` to [`MAX_HOLD_MS`].
 fn millis(field: &str, value: i64, min: u64) -> Result<u64, ApiError> {
     u64::try_from(value)
@@ -125,6 +167,11 @@ fn millis(field: &str, value: i64, min: u64) -> Result<u64, ApiError> {
 
 pub(super) async fn ledger(State(state): State<SimState>) -> Json<LedgerSnapshot> {
     Json(state.with_ledger(|ledger| ledger.snapshot()))
+}
+
+/// The capacity's load now: confirms processing and waiting, and those refused so far.
+pub(super) async fn capacity_load(State(state): State<SimState>) -> Json<Load> {
+    Json(state.capacity().load())
 }
 
 pub(super) async fn faults(State(state): State<SimState>) -> Json<Faults> {

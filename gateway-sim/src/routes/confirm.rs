@@ -1,12 +1,15 @@
 //! `POST /v1/payments/confirm`: Toss's payment approval.
 //!
 //! In order: the Idempotency-Key's and the test code's headers are read, the
-//! body validated, the confirm received (counted, and refused with
+//! body validated, a slot taken ([`capacity`](crate::capacity): at once, after
+//! its turn in the line, or refused with `429 TOO_MANY_REQUESTS` before anything
+//! is recorded), the confirm received (counted, and refused with
 //! `403 FORBIDDEN_CONSECUTIVE_REQUEST` above the rate cap, whatever the mode),
 //! its key claimed (a repeat replays, see [`idempotency`](super::idempotency)),
 //! a test code answered, and only then does the fault mode decide whether,
-//! when and how the confirm is processed and answered. The settings at
-//! arrival govern it throughout, `webhooks` included.
+//! when and how the confirm is processed and answered — holding its slot until
+//! the mode is done with it. The settings at arrival govern it throughout,
+//! `webhooks` included.
 //!
 //! Approved: `200` and the Payment object (`DONE`). Declined (the
 //! `declineRate` roll): `403 REJECT_CARD_PAYMENT`, the payment recorded
@@ -102,6 +105,12 @@ pub(super) async fn confirm(
     let Json(body) = body?;
     let request = ConfirmRequest::try_from(body)?;
     let order_id = request.order_id.clone();
+    let queued = state.capacity().arrive().map_err(|full| {
+        tracing::info!(order_id, "confirm refused: the line is full");
+        ApiError::AtCapacity(full)
+    })?;
+    // Held until the mode is done with the confirm; given back on every return.
+    let slot = queued.slot().await;
     let received = state
         .with_ledger(|ledger| ledger.receive(request, now_ms(), faults.max_per_second))
         .map_err(|limited| {
@@ -132,20 +141,22 @@ pub(super) async fn confirm(
 
     match faults.mode {
         // A refusal acts on sockets; a request that got in before it is served.
-        FaultMode::Normal | FaultMode::RefuseConnections => {
-            Ok(decide_and_keep(&state, received, processing, guard))
-        }
-        FaultMode::Delay => {
-            let delay = faults.delay_ms + fastrand::u64(0..=faults.jitter_ms);
-            tracing::info!(order_id, delay, "DELAY: processing later");
+        FaultMode::Normal | FaultMode::RefuseConnections | FaultMode::Delay => {
+            let Some(range) = faults.processing_ms() else {
+                return Ok(decide_and_keep(&state, received, processing, guard));
+            };
+            let delay = fastrand::u64(range);
+            tracing::info!(order_id, delay, "processing later");
             // IN_PROGRESS to a look-up until decided.
             let received = state.with_ledger(|ledger| ledger.defer(received));
-            // Its own task, so the confirm is processed (and its key kept)
-            // even if the client stops waiting, as a slow gateway would.
+            // Its own task, so the confirm is processed (and its key kept, its slot
+            // held) even if the client stops waiting, as a slow gateway would.
             let state = state.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(delay)).await;
-                decide_and_keep(&state, received, processing, guard)
+                let answer = decide_and_keep(&state, received, processing, guard);
+                drop(slot);
+                answer
             })
             .await
             .map_err(|err| {

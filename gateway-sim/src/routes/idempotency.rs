@@ -10,9 +10,10 @@
 //! processed afresh (and, if the first had charged, told
 //! `ALREADY_PROCESSED_PAYMENT`). A request never processed keeps nothing
 //! either: refused before processing (authorization, the key itself, its
-//! body, the rate cap), dropped by `HANG_BEFORE_PROCESSING` (its key released
-//! as the hang begins), or answered 500 by `ERROR_500`. A key whose request
-//! is still being processed — `DELAY`'s wait — answers
+//! body, a full line at capacity — its key never claimed —, the rate cap),
+//! dropped by `HANG_BEFORE_PROCESSING` (its key released as the hang begins),
+//! or answered 500 by `ERROR_500`. A key whose request is still being
+//! processed — `DELAY`'s wait, a capacity's processing time — answers
 //! `409 IDEMPOTENT_REQUEST_PROCESSING`. `HANG_AFTER_PROCESSING` holds only
 //! the answer's delivery: the answer is kept when the decision is made, and a
 //! repeat during the hold is replayed at once.

@@ -58,6 +58,7 @@ pub fn app(state: SimState) -> Router {
         .route("/window/cancel", post(window::cancel))
         .route("/admin/ledger", get(admin::ledger))
         .route("/admin/faults", get(admin::faults).put(admin::set_faults))
+        .route("/admin/capacity", get(admin::capacity_load))
         .route("/healthz", get(healthz))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)

@@ -62,8 +62,9 @@ pub enum GatewayAnswer {
         status: u16,
         code: String,
     },
-    /// The PG refused it for our rate (Stripe's 429) before processing it: nobody was charged, and the PG is telling us to slow
-    /// down, which counts against its health.
+    /// The PG refused it for our rate (a 429, Stripe's or Toss's) before processing it:
+    /// nobody was charged, and the PG is telling us to slow down, which counts against its
+    /// health.
     Throttled {
         code: String,
     },

@@ -113,6 +113,12 @@ mod tests {
                 },
                 failed("GATEWAY_REJECTED"),
             ),
+            (
+                GatewayAnswer::Throttled {
+                    code: "TOO_MANY_REQUESTS".into(),
+                },
+                failed("GATEWAY_REJECTED"),
+            ),
             (GatewayAnswer::NotSent, failed("GATEWAY_UNREACHABLE")),
             (
                 GatewayAnswer::Unknown {

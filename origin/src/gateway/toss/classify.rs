@@ -2,6 +2,11 @@
 //! out. What cannot be read (not JSON, a missing field, a status in no list, a decimal
 //! amount) is unknown for a confirm and unavailable for a look-up: only an answer that
 //! proves otherwise settles a payment.
+//!
+//! A confirm's 429, whatever its body, is throttled: Toss documents no rate-limit status,
+//! but a 429 is HTTP's refusal of a request for the client's rate, answered before the
+//! request is served — by a limiter in front of the PG, or the simulator's capacity — so
+//! nothing was charged. A look-up's or a cancel's 429 is unavailable: asked again later.
 
 use serde::Deserialize;
 
@@ -95,6 +100,10 @@ pub fn confirm(status: u16, body: &[u8]) -> GatewayAnswer {
             },
             other => unknown(format!("200 with status {other}")),
         };
+    }
+    if status == 429 {
+        let code = error_code(body).unwrap_or_else(|| "TOO_MANY_REQUESTS".into());
+        return GatewayAnswer::Throttled { code };
     }
     let Some(code) = error_code(body) else {
         return unknown(format!("{status} without a Toss error body"));

@@ -83,6 +83,34 @@ fn our_own_mistakes_are_not_sent_never_a_decline() {
 }
 
 #[test]
+fn a_429_is_throttled_whatever_its_body_never_unknown() {
+    for (body, code) in [
+        (error("TOO_MANY_REQUESTS"), "TOO_MANY_REQUESTS"),
+        (error("RATE_LIMIT_EXCEEDED"), "RATE_LIMIT_EXCEEDED"),
+        (
+            b"<html>Too Many Requests</html>".to_vec(),
+            "TOO_MANY_REQUESTS",
+        ),
+        (Vec::new(), "TOO_MANY_REQUESTS"),
+    ] {
+        assert_eq!(
+            confirm(429, &body),
+            GatewayAnswer::Throttled { code: code.into() },
+            "{}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    assert!(matches!(
+        look_up(429, &error("TOO_MANY_REQUESTS")),
+        GatewayStatus::Unavailable { .. }
+    ));
+    assert!(matches!(
+        cancel(429, &error("TOO_MANY_REQUESTS")),
+        CancelAnswer::Unavailable { .. }
+    ));
+}
+
+#[test]
 fn what_may_have_charged_or_cannot_be_read_is_unknown() {
     let cases: Vec<(u16, Vec<u8>)> = vec![
         (400, error("ALREADY_PROCESSED_PAYMENT")),
