@@ -28,6 +28,12 @@ impl Incoming {
         path_of(&self.raw.url()).to_owned()
     }
 
+    /// The body, read with its bound (`crate::body`), still without the workers-rs
+    /// `Request`.
+    pub async fn body(&self) -> Result<Vec<u8>, crate::error::ApiError> {
+        crate::body::read_raw(&self.raw).await
+    }
+
     /// The workers-rs request, for the routes that read the body.
     pub fn into_request(self) -> Request {
         Request::from(self.raw)

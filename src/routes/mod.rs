@@ -10,7 +10,7 @@
 
 pub mod auth;
 pub mod checkout;
-mod incoming;
+pub(crate) mod incoming;
 pub mod internal;
 pub mod payments;
 pub mod queue;
@@ -80,9 +80,9 @@ impl<'p> Authenticated<'p, Incoming> {
     /// The same route, a confirm's body read.
     async fn read_confirm(self) -> Authenticated<'p, ConfirmRead> {
         match self {
-            Authenticated::Confirm(req) => Authenticated::Confirm(Box::new(
-                payments::ConfirmInput::read(req.into_request()).await,
-            )),
+            Authenticated::Confirm(req) => {
+                Authenticated::Confirm(Box::new(payments::ConfirmInput::read(&req).await))
+            }
             Authenticated::Me => Authenticated::Me,
             Authenticated::LogoutAll => Authenticated::LogoutAll,
             Authenticated::Payment(order_id) => Authenticated::Payment(order_id),

@@ -5,10 +5,9 @@
 
 use rules::confirm::{check_idempotency_key, ConfirmRequest};
 use rules::signing::IDEMPOTENCY_KEY_HEADER;
-use worker::Request;
 
-use crate::body::read_body;
 use crate::error::ApiError;
+use crate::routes::incoming::Incoming;
 
 pub struct ConfirmInput {
     pub idempotency_key: String,
@@ -18,10 +17,10 @@ pub struct ConfirmInput {
 
 impl ConfirmInput {
     /// Reads `req`'s key and body: the confirm, or why it is refused.
-    pub async fn read(mut req: Request) -> Result<Self, ApiError> {
-        let key = req.headers().get(IDEMPOTENCY_KEY_HEADER)?;
+    pub async fn read(req: &Incoming) -> Result<Self, ApiError> {
+        let key = req.headers.get(IDEMPOTENCY_KEY_HEADER)?;
         let idempotency_key = check_idempotency_key(key.as_deref())?.to_owned();
-        let body = read_body(&mut req).await?;
+        let body = req.body().await?;
         let confirm = ConfirmRequest::parse(&body)?;
         Ok(Self {
             idempotency_key,
