@@ -2,6 +2,7 @@
 //! experiments that load it: the build `wrangler dev` would run, without its Node.js
 //! proxy in front, which costs most of the throughput.
 
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -34,18 +35,35 @@ impl Edge {
     /// Builds the Worker (a no-op when `build/` is up to date) and starts it in workerd,
     /// forwarding to the origin at `origin_url` signed with `edge_secret`. `vars` are
     /// the edge's variables over the lab's own (`JWT_KEYS`, `JWT_SIGNING_KID`,
-    /// `ORIGIN_URL`, `ORIGIN_SIGNING_SECRET`). Waits until `/healthz` answers.
+    /// `ORIGIN_URL`, `ORIGIN_SIGNING_SECRET`). With `build` (a folder with `index.js` and
+    /// `index_bg.wasm`, e.g. a copy of `build/`), runs that instead and builds nothing.
+    /// Waits until `/healthz` answers.
     pub async fn start(
         origin_url: &str,
         edge_secret: &str,
         vars: &[(&str, String)],
+        build: Option<&Path>,
+    ) -> anyhow::Result<Edge> {
+        Self::start_on(held_socket()?, origin_url, edge_secret, vars, build).await
+    }
+
+    /// [`Edge::start`] on `socket`, bound beforehand: for an origin that must know the
+    /// edge's address before the edge starts (`EDGE_URL`, to hand it a drop's room).
+    pub async fn start_on(
+        socket: TcpListener,
+        origin_url: &str,
+        edge_secret: &str,
+        vars: &[(&str, String)],
+        build: Option<&Path>,
     ) -> anyhow::Result<Edge> {
         let temp = std::env::temp_dir();
         let launch = Launch {
             folder_in: &temp,
             inspector: None,
+            socket,
         };
-        Self::start_with(origin_url, edge_secret, vars.to_vec(), None, launch).await
+        let build = build.map(Path::to_path_buf);
+        Self::start_with(origin_url, edge_secret, vars.to_vec(), build, launch).await
     }
 
     /// [`Edge::start`], running the edge build in `build` (a folder with `index.js` and
@@ -64,6 +82,7 @@ impl Edge {
         let launch = Launch {
             folder_in: Path::new(TMPFS),
             inspector,
+            socket: held_socket()?,
         };
         Self::start_with(origin_url, edge_secret, vars, build, launch).await
     }
@@ -99,6 +118,7 @@ impl Edge {
         let launch = Launch {
             folder_in: Path::new(TMPFS),
             inspector: None,
+            socket: held_socket()?,
         };
         Self::launch(&build, &objects, &[], launch).await
     }
@@ -113,7 +133,7 @@ impl Edge {
     ) -> anyhow::Result<Edge> {
         let dir = tempfile::tempdir_in(launch.folder_in)
             .with_context(|| format!("a folder in {}", launch.folder_in.display()))?;
-        let socket = held_socket()?;
+        let socket = launch.socket;
         let url = format!("http://127.0.0.1:{}", socket.local_addr()?.port());
         let command = workerd::command(
             &Worker {
@@ -202,11 +222,12 @@ impl Edge {
     }
 }
 
-/// Where a workerd's folder (its configuration, build copy, objects and log) is made, and
-/// whether it serves the inspector.
+/// Where a workerd's folder (its configuration, build copy, objects and log) is made,
+/// whether it serves the inspector, and the socket it is handed.
 struct Launch<'a> {
     folder_in: &'a Path,
     inspector: Option<u16>,
+    socket: TcpListener,
 }
 
 /// Linux's shared-memory tmpfs.

@@ -5,11 +5,13 @@
 //! ```text
 //! cargo run --release -p lab -- run breaker          # one experiment
 //! cargo run --release -p lab -- run all --runs 3     # every one
+//! cargo run --release -p lab -- run spike --edge-build /tmp/edge   # an edge build of your own
 //! cargo run --release -p lab -- cost                 # what each edge route costs
 //! cargo run --release -p lab -- room                 # one waiting room at 10^6
 //! cargo run --release -p lab -- draw                 # a prequeue of 10^6 drawn
 //! cargo run --release -p lab -- shards               # 10^6 arrivals over many shards
 //! cargo run --release -p lab -- cost --profile       # where a request's CPU goes, by route
+//! cargo run --release -p lab -- cost --refusals      # refusals from memory beside /healthz, 5 runs
 //! ```
 
 mod chart;
@@ -65,6 +67,11 @@ enum Command {
         /// Where the reports and charts go.
         #[arg(long, default_value = "docs/experiments")]
         out: PathBuf,
+        /// Run this edge build (a folder with index.js and index_bg.wasm, e.g. a copy of
+        /// build/) in the experiments through the edge (limiter, spike, outage-drop),
+        /// instead of building build/.
+        #[arg(long)]
+        edge_build: Option<PathBuf>,
     },
     /// One waiting room filled to 10^6 straight through its object, in workerd: memory,
     /// enters/s, status latency, the snapshot, a restart (docs/room-at-a-million.md).
@@ -105,17 +112,25 @@ enum Command {
         /// without, and an admitted confirm goes, with V8's profiler.
         #[arg(long)]
         profile: bool,
+        /// Instead, the refusals answered from memory beside /healthz, over --runs runs
+        /// (docs/edge-refusals.md).
+        #[arg(long, conflicts_with_all = ["profile", "edge_build"])]
+        refusals: bool,
+        /// Runs of --refusals.
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
     },
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let (experiments, runs, out) = match Cli::parse().command {
+    let (experiments, runs, out, edge_build) = match Cli::parse().command {
         Command::Run {
             experiments,
             runs,
             out,
-        } => (experiments, runs, out),
+            edge_build,
+        } => (experiments, runs, out, edge_build),
         Command::Room { out } => return room::report(&out).await,
         Command::Draw { out } => return room::draw::report(&out).await,
         Command::Shards { out, driven, rate } => return shards::report(&out, driven, rate).await,
@@ -123,8 +138,14 @@ async fn main() -> anyhow::Result<()> {
             out,
             edge_build,
             profile,
+            refusals,
+            runs,
         } => {
             stack::build()?;
+            if refusals {
+                let out = out.unwrap_or_else(|| "docs/edge-refusals.md".into());
+                return cost::refusals::report(runs, &out).await;
+            }
             return match profile {
                 true => {
                     let out = out.unwrap_or_else(|| "docs/edge-profile.md".into());
@@ -159,7 +180,7 @@ async fn main() -> anyhow::Result<()> {
         progress.set_message(format!("{name}: {runs} run(s) of each configuration"));
         progress.enable_steady_tick(Duration::from_millis(200));
         let started = Instant::now();
-        let report = run(name, runs, &out).await?;
+        let report = run(name, runs, &out, edge_build.as_deref()).await?;
         progress.finish_and_clear();
         let path = out.join(format!("{name}.md"));
         std::fs::write(&path, report.markdown(""))?;
@@ -173,14 +194,20 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run(name: &str, runs: u32, out: &Path) -> anyhow::Result<Report> {
+/// Experiment `name`; `edge_build`: the edge build the ones through the edge run.
+async fn run(
+    name: &str,
+    runs: u32,
+    out: &Path,
+    edge_build: Option<&Path>,
+) -> anyhow::Result<Report> {
     match name {
         "isolation" => experiments::isolation::report(runs, out).await,
         "retries" => experiments::retries::report(runs, out).await,
         "breaker" => experiments::breaker::report(runs, out).await,
-        "limiter" => experiments::limiter::report(runs, out).await,
-        "spike" => experiments::spike::report(runs, out).await,
-        "outage-drop" => experiments::outage_drop::report(runs, out).await,
+        "limiter" => experiments::limiter::report(runs, out, edge_build).await,
+        "spike" => experiments::spike::report(runs, out, edge_build).await,
+        "outage-drop" => experiments::outage_drop::report(runs, out, edge_build).await,
         _ => experiments::bulkhead::report(runs, out).await,
     }
 }

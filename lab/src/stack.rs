@@ -146,7 +146,24 @@ impl Stack {
 
     /// Creates (or sets) event `event_id` at the origin, as an operator does.
     pub async fn set_event(&self, event_id: &str, stock: u32, amount: i64) -> anyhow::Result<()> {
-        let event = serde_json::json!({"eventId": event_id, "stock": stock, "amount": amount});
+        self.set_drop(event_id, stock, amount, serde_json::Map::new())
+            .await
+    }
+
+    /// [`Stack::set_event`] with its room's settings (`gated`, `admitLimit`,
+    /// `admitPerMinute`, …), which the origin hands to the edge: the origin needs
+    /// `EDGE_URL`, and the edge must be running.
+    pub async fn set_drop(
+        &self,
+        event_id: &str,
+        stock: u32,
+        amount: i64,
+        room: serde_json::Map<String, Value>,
+    ) -> anyhow::Result<()> {
+        let mut event = serde_json::json!({"eventId": event_id, "stock": stock, "amount": amount});
+        if let Some(fields) = event.as_object_mut() {
+            fields.extend(room);
+        }
         let response = self
             .http
             .post(format!("{}/admin/events", self.admin))
@@ -179,6 +196,18 @@ impl Stack {
         Ok(self
             .http
             .get(format!("{}/admin/ledger", self.sim))
+            .send()
+            .await?
+            .json()
+            .await?)
+    }
+
+    /// The simulator's capacity now (`GET /admin/capacity`): confirms processing and
+    /// waiting, and those it refused at a full line.
+    pub async fn capacity(&self) -> anyhow::Result<Value> {
+        Ok(self
+            .http
+            .get(format!("{}/admin/capacity", self.sim))
             .send()
             .await?
             .json()

@@ -10,6 +10,7 @@
 
 pub mod measure;
 pub mod profile;
+pub mod refusals;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -45,8 +46,10 @@ const SETTLE: Duration = Duration::from_secs(12);
 const SAMPLED: u64 = 200;
 /// Confirms admitted go to the origin and the PG; fewer suffice.
 const CONFIRMS: u64 = 1_500;
-/// The gated event whose line is built; its first 100 hold passes.
+/// The gated event whose line is built; its first [`PASSES`] hold passes.
 const LINE_EVENT: &str = "line";
+/// The room's admission limit: the edge's default `QUEUE_ADMIT_LIMIT`.
+const PASSES: u64 = 100;
 /// An event the origin has no unit of.
 const SOLD_OUT_EVENT: &str = "gone";
 /// Users who buy, in turn.
@@ -182,6 +185,28 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
     table.push(Row::edge(
         "POST /payments/confirm — gated, without a pass (a replay only: the origin looks)",
         row(&edge, REQUESTS, no_pass).await?,
+    ));
+    let waiting = refusals::waiting_confirm(&http, &edge.url, (0..SAMPLED).map(sampled)).await?;
+    let (fetched, room_calls) = (
+        edge.health_count("snapshotsFetched")
+            .await
+            .unwrap_or_default(),
+        edge.health_count("roomCalls").await.unwrap_or_default(),
+    );
+    let refused = row(&edge, REQUESTS, refusals::shared(waiting)).await?;
+    let fetched = edge
+        .health_count("snapshotsFetched")
+        .await
+        .unwrap_or_default()
+        - fetched;
+    let room_calls = edge.health_count("roomCalls").await.unwrap_or_default() - room_calls;
+    table.push(Row::edge(
+        format!(
+            "POST /payments/confirm — gated, with its Queue-Ticket, its place waiting: \
+             refused from the snapshot ({room_calls} room calls, {fetched} of them for \
+             snapshots, warm-up included)"
+        ),
+        refused,
     ));
     let sold_out = confirm(
         &http,

@@ -293,7 +293,8 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
                 "back to CLOSED after recovery",
             ],
             rows,
-        },
+        }
+        .into(),
         notes,
         charts,
     })

@@ -46,7 +46,8 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         ours: Table {
             header: HEADER.to_vec(),
             rows: figures.iter().map(|(label, f)| f.row(label)).collect(),
-        },
+        }
+        .into(),
         notes,
         charts: vec!["bulkhead-50.svg".into()],
     })

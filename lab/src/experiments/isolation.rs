@@ -231,7 +231,8 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         ours: Table {
             header: HEADER.to_vec(),
             rows,
-        },
+        }
+        .into(),
         notes,
         charts: vec!["isolation-off.svg".into(), "isolation-50.svg".into()],
     })

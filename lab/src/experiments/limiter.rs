@@ -59,7 +59,8 @@ impl Figures {
     }
 }
 
-pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
+/// `edge_build`: the edge build its run through the edge uses (`build/` when `None`).
+pub async fn report(runs: u32, out: &Path, edge_build: Option<&Path>) -> anyhow::Result<Report> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut fixed = Figures::default();
@@ -133,7 +134,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
     }
     let mut through_edge = Figures::default();
     for run in 1..=runs {
-        let (times, payments) = through_the_edge(run).await?;
+        let (times, payments) = through_the_edge(run, edge_build).await?;
         let all: Vec<_> = payments.iter().collect();
         through_edge.add_admitted(&times);
         through_edge.p95.push(percentile_ms(&all, 95.0));
@@ -234,7 +235,8 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         ours: Table {
             header: HEADER.to_vec(),
             rows,
-        },
+        }
+        .into(),
         notes,
         charts: vec!["limiter.svg".into()],
     })
@@ -246,7 +248,10 @@ const PASSWORD: &str = "limiter-password";
 
 /// 80 confirms/s for 20 s through the edge's global limit of 50/1s: the PG's receive
 /// times, and the answers.
-async fn through_the_edge(run: u32) -> anyhow::Result<(Vec<u64>, Vec<crate::load::Sample>)> {
+async fn through_the_edge(
+    run: u32,
+    edge_build: Option<&Path>,
+) -> anyhow::Result<(Vec<u64>, Vec<crate::load::Sample>)> {
     let stack = Stack::start(&[]).await?;
     for user in 0..EDGE_USERS {
         stack.add_user(&format!("limit{user}"), PASSWORD)?;
@@ -258,6 +263,7 @@ async fn through_the_edge(run: u32) -> anyhow::Result<(Vec<u64>, Vec<crate::load
             "RATE_LIMITED_ROUTES",
             format!("POST /payments/confirm global={LIMIT}/1s user=100/1s"),
         )],
+        edge_build,
     )
     .await?;
     let mut tokens = Vec::with_capacity(EDGE_USERS);

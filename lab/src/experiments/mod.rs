@@ -76,7 +76,7 @@ pub struct Report {
     /// The conditions, as the seed states them and as we ran them.
     pub setup: String,
     pub seed: Table,
-    pub ours: Table,
+    pub ours: Ours,
     /// Acceptance checks and observations, one paragraph each.
     pub notes: Vec<String>,
     /// Chart files written beside the report.
@@ -86,6 +86,19 @@ pub struct Report {
 pub struct Table {
     pub header: Vec<&'static str>,
     pub rows: Vec<Vec<String>>,
+}
+
+/// Our figures: one table, or one for each case the experiment compares, each under
+/// its caption.
+pub enum Ours {
+    Table(Table),
+    Cases(Vec<(String, Table)>),
+}
+
+impl From<Table> for Ours {
+    fn from(table: Table) -> Self {
+        Ours::Table(table)
+    }
 }
 
 impl Table {
@@ -109,7 +122,17 @@ impl Report {
             "**Seed** (its harness, Spring on the JVM):\n\n{}\n",
             self.seed.markdown()
         );
-        let _ = write!(text, "**Ours** ({runtime}):\n\n{}\n", self.ours.markdown());
+        match &self.ours {
+            Ours::Table(table) => {
+                let _ = write!(text, "**Ours** ({runtime}):\n\n{}\n", table.markdown());
+            }
+            Ours::Cases(cases) => {
+                let _ = write!(text, "**Ours** ({runtime}):\n\n");
+                for (caption, table) in cases {
+                    let _ = write!(text, "*{caption}*:\n\n{}\n", table.markdown());
+                }
+            }
+        }
         for note in &self.notes {
             let _ = write!(text, "{note}\n\n");
         }

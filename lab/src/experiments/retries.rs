@@ -152,7 +152,8 @@ pub async fn report(runs: u32, _out: &Path) -> anyhow::Result<Report> {
         ours: Table {
             header: HEADER.to_vec(),
             rows,
-        },
+        }
+        .into(),
         notes: vec![format!(
             "Through our origin no confirm reached the PG twice. Those sent came back UNKNOWN \
              after the 3 s timeout ({} per run), for recovery to settle (a retrying client's \

@@ -49,10 +49,11 @@ struct Figures {
     half_open_cycles: Vec<f64>,
 }
 
-pub async fn report(runs: u32, _out: &Path) -> anyhow::Result<Report> {
+/// `edge_build`: the edge build it runs (`build/` when `None`).
+pub async fn report(runs: u32, _out: &Path, edge_build: Option<&Path>) -> anyhow::Result<Report> {
     let mut f = Figures::default();
     for _ in 1..=runs {
-        run_once(&mut f).await?;
+        run_once(&mut f, edge_build).await?;
     }
     let lost_in_outage = f.lost_in_outage.iter().all(|n| *n == 0.0);
     let paused = f.forwarded_while_paused.iter().all(|n| *n == 0.0);
@@ -145,13 +146,14 @@ pub async fn report(runs: u32, _out: &Path) -> anyhow::Result<Report> {
                     range(&f.at_pg_before_open, 0)
                 ),
             ]],
-        },
+        }
+        .into(),
         notes,
         charts: Vec::new(),
     })
 }
 
-async fn run_once(f: &mut Figures) -> anyhow::Result<()> {
+async fn run_once(f: &mut Figures, edge_build: Option<&Path>) -> anyhow::Result<()> {
     let stack = Stack::start(&[]).await?;
     stack.set_event(EVENT, 1_000_000, 5_000).await?;
     let vars = [
@@ -159,7 +161,7 @@ async fn run_once(f: &mut Figures) -> anyhow::Result<()> {
         ("QUEUE_ADMIT_LIMIT", ADMIT.to_string()),
         ("QUEUE_PASS_TTL_SECONDS", PASS_TTL_SECONDS.to_string()),
     ];
-    let edge = Edge::start(&stack.origin, stack.edge_secret(), &vars).await?;
+    let edge = Edge::start(&stack.origin, stack.edge_secret(), &vars, edge_build).await?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()?;

@@ -9,8 +9,9 @@ use crate::experiments::latency_series;
 use crate::load::Sample;
 
 /// `spike.svg`: clients over time, answers per second of each configuration, and the
-/// successful requests' p95 per second, from the last run of each.
-pub(super) fn write(out: &Path, runs: &[(&str, Run)]) -> anyhow::Result<()> {
+/// successful requests' p95 per second, from the last run of each (`runs`: each with
+/// its label).
+pub(super) fn write(out: &Path, runs: &[(String, Run)]) -> anyhow::Result<()> {
     let seconds = (RAMP + HOLD).as_secs_f64();
     let clients = (0..=(seconds as u32 * 2))
         .map(|half| {
@@ -45,7 +46,7 @@ pub(super) fn write(out: &Path, runs: &[(&str, Run)]) -> anyhow::Result<()> {
                 .collect(),
         };
         panels.push(Panel {
-            title: format!("Answers per second sent, flow control {label}"),
+            title: format!("Answers per second sent, {label}"),
             y_label: "requests".into(),
             series: vec![
                 per_second(|s| (200..300).contains(&s), "2xx"),
@@ -56,18 +57,18 @@ pub(super) fn write(out: &Path, runs: &[(&str, Run)]) -> anyhow::Result<()> {
         });
         let successes: Vec<Sample> = hits
             .iter()
-            .filter(|hit| is_success(&hit.sample))
+            .filter(|hit| is_success(hit))
             .map(|hit| hit.sample.clone())
             .collect();
         latency.push(latency_series(
-            &format!("control {label}: success"),
+            &format!("{label}: success"),
             &successes,
             Duration::from_secs(1),
             95.0,
         ));
         for (name, probe) in [("edge", &run.edge_probe), ("origin", &run.origin_probe)] {
             probes.push(Series {
-                name: format!("{name}, control {label} (ms)"),
+                name: format!("{name}, {label} (ms)"),
                 points: probe
                     .iter()
                     .map(|p| (p.sent_at.as_secs_f64(), Some(p.latency.as_secs_f64() * 1e3)))
@@ -76,7 +77,7 @@ pub(super) fn write(out: &Path, runs: &[(&str, Run)]) -> anyhow::Result<()> {
         }
     }
     panels.push(Panel {
-        title: "Successful requests' latency by second sent".into(),
+        title: "Successful requests' latency by second sent (a confirm: approved)".into(),
         y_label: "ms".into(),
         series: latency,
     });

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
-use super::{EVENT, PASSWORD, PAUSE};
+use super::{EVENT, PASSWORD, PAUSE, PRICE};
 use crate::load::Sample;
 
 /// What a client sends.
@@ -179,7 +179,7 @@ impl Client {
         let body = json!({
             "orderId": order_id,
             "paymentKey": format!("pk-{order_id}"),
-            "amount": 5000,
+            "amount": PRICE,
             "eventId": EVENT,
         });
         while self.has_time() {
@@ -209,11 +209,14 @@ impl Client {
     }
 }
 
-/// What an answer said: a payment's status, an error code, or `OK`.
+/// What an answer said: a payment's status (with its `failureReason`, as
+/// `FAILED:GATEWAY_REJECTED`), an error code, or `OK`.
 fn outcome(status: StatusCode, body: &Value) -> String {
-    match (body["status"].as_str(), body["code"].as_str()) {
-        (Some(payment), _) => payment.to_owned(),
-        (None, Some(code)) => code.to_owned(),
+    let reason = body["failureReason"].as_str();
+    match (body["status"].as_str(), reason, body["code"].as_str()) {
+        (Some(payment), Some(reason), _) => format!("{payment}:{reason}"),
+        (Some(payment), None, _) => payment.to_owned(),
+        (None, _, Some(code)) => code.to_owned(),
         _ if status.is_success() => "OK".to_owned(),
         _ => format!("HTTP_{}", status.as_u16()),
     }
@@ -235,6 +238,13 @@ mod tests {
                 &json!({"code": "RATE_LIMITED"})
             ),
             "RATE_LIMITED"
+        );
+        assert_eq!(
+            outcome(
+                StatusCode::CREATED,
+                &json!({"status": "FAILED", "failureReason": "GATEWAY_REJECTED"})
+            ),
+            "FAILED:GATEWAY_REJECTED"
         );
         assert_eq!(outcome(StatusCode::OK, &Value::Null), "OK");
         assert_eq!(outcome(StatusCode::BAD_GATEWAY, &Value::Null), "HTTP_502");

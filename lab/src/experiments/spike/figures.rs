@@ -2,30 +2,38 @@
 
 use super::client::{Hit, Kind};
 use super::{is_success, Run};
+use crate::experiments::GUARD_REFUSALS;
 use crate::load::Sample;
 use crate::stats::{percentile_ms, range};
 
-pub(super) const HEADER: [&str; 12] = [
+pub(super) const HEADER: [&str; 15] = [
     "flow control",
     "requests",
     "success p95",
     "login p95",
     "enter p95",
     "status p95",
-    "confirm p95",
+    "approved-confirm p95",
     "429 (shed)",
     "refused from memory (share)",
     "5xx (share)",
     "no answer",
     "payments approved",
+    "PG 429s",
+    "FAILED: PG 429 / guard",
+    "UNKNOWN",
 ];
 
-/// One configuration's figures over its runs.
+/// A confirm the origin recorded FAILED for the PG's refusal of it: its 429 here.
+const FAILED_AT_PG: &str = "FAILED:GATEWAY_REJECTED";
+
+/// One configuration's figures over its runs, one value a run (the p95s: `None` for a run
+/// without such a success).
 #[derive(Default)]
 pub(super) struct Figures {
     pub(super) requests: Vec<f64>,
     pub(super) p95: Vec<f64>,
-    pub(super) p95_by_kind: [Vec<f64>; 4],
+    pub(super) p95_by_kind: [Vec<Option<f64>>; 4],
     pub(super) shed: Vec<f64>,
     pub(super) from_memory: Vec<f64>,
     pub(super) from_memory_share: Vec<f64>,
@@ -33,6 +41,11 @@ pub(super) struct Figures {
     pub(super) server_error_share: Vec<f64>,
     pub(super) no_answer: Vec<f64>,
     pub(super) approved: Vec<f64>,
+    /// Confirms the simulator refused at a full line; `None` when it could not say.
+    pub(super) pg_refused: Vec<Option<f64>>,
+    pub(super) failed_at_pg: Vec<f64>,
+    pub(super) failed_by_guard: Vec<f64>,
+    pub(super) unknown: Vec<f64>,
     pub(super) edge_probe_p95: Vec<f64>,
     pub(super) origin_probe_p95: Vec<f64>,
     pub(super) workerd_busy: Vec<f64>,
@@ -41,7 +54,7 @@ pub(super) struct Figures {
 impl Figures {
     pub(super) fn add(&mut self, run: &Run) {
         let hits = &run.hits;
-        let successes: Vec<&Hit> = hits.iter().filter(|hit| is_success(&hit.sample)).collect();
+        let successes: Vec<&Hit> = hits.iter().filter(|hit| is_success(hit)).collect();
         let samples = |kind: Option<Kind>| -> Vec<&Sample> {
             successes
                 .iter()
@@ -52,49 +65,65 @@ impl Figures {
         let status = |wanted: fn(u16) -> bool| {
             hits.iter().filter(|hit| wanted(hit.sample.status)).count() as f64
         };
+        let confirms = |wanted: &dyn Fn(&str) -> bool| {
+            hits.iter()
+                .filter(|hit| hit.kind == Kind::Confirm && wanted(&hit.sample.outcome))
+                .count() as f64
+        };
         let total = hits.len() as f64;
+        let share = |count: f64| {
+            if total > 0.0 {
+                100.0 * count / total
+            } else {
+                0.0
+            }
+        };
         self.requests.push(total);
         self.p95.push(percentile_ms(&samples(None), 95.0));
         for (index, kind) in Kind::ALL.into_iter().enumerate() {
             let of_kind = samples(Some(kind));
-            if !of_kind.is_empty() {
-                self.p95_by_kind[index].push(percentile_ms(&of_kind, 95.0));
-            }
+            self.p95_by_kind[index]
+                .push((!of_kind.is_empty()).then(|| percentile_ms(&of_kind, 95.0)));
         }
         self.shed.push(status(|s| s == 429));
         if let Some(count) = run.from_memory {
-            let count = count as f64;
-            self.from_memory.push(count);
-            self.from_memory_share.push(if total > 0.0 {
-                100.0 * count / total
-            } else {
-                0.0
-            });
+            self.from_memory.push(count as f64);
+            self.from_memory_share.push(share(count as f64));
         }
         let errors = status(|s| s >= 500);
         self.server_errors.push(errors);
-        self.server_error_share.push(if total > 0.0 {
-            100.0 * errors / total
-        } else {
-            0.0
-        });
+        self.server_error_share.push(share(errors));
         self.no_answer.push(status(|s| s == 0));
-        self.approved.push(
-            hits.iter()
-                .filter(|hit| hit.kind == Kind::Confirm && hit.sample.outcome == "APPROVED")
-                .count() as f64,
-        );
+        self.approved
+            .push(confirms(&|outcome| outcome == "APPROVED"));
+        self.pg_refused
+            .push(run.pg_refused.map(|count| count as f64));
+        self.failed_at_pg
+            .push(confirms(&|outcome| outcome == FAILED_AT_PG));
+        self.failed_by_guard
+            .push(confirms(&|outcome| GUARD_REFUSALS.contains(&outcome)));
+        self.unknown.push(confirms(&|outcome| outcome == "UNKNOWN"));
         let p95 = |probe: &[Sample]| percentile_ms(&probe.iter().collect::<Vec<_>>(), 95.0);
         self.edge_probe_p95.push(p95(&run.edge_probe));
         self.origin_probe_p95.push(p95(&run.origin_probe));
         self.workerd_busy.extend(run.workerd_busy);
     }
 
+    /// Each run's p95 of approved confirms.
+    pub(super) fn approved_p95(&self) -> &[Option<f64>] {
+        &self.p95_by_kind[Kind::Confirm as usize]
+    }
+
+    /// Each run's p95 of enters.
+    pub(super) fn enter_p95(&self) -> &[Option<f64>] {
+        &self.p95_by_kind[Kind::Enter as usize]
+    }
+
     /// The probes' p95, for the notes.
     pub(super) fn probes(&self, label: &str) -> String {
         format!(
-            "flow control {label}: edge (workerd) p95 {} ms, origin p95 {} ms, workerd busy \
-             {} % of one core from the first client to the last answer",
+            "{label}: edge (workerd) p95 {} ms, origin p95 {} ms, workerd busy {} % of one \
+             core from the first client to the last answer",
             range(&self.edge_probe_p95, 1),
             range(&self.origin_probe_p95, 1),
             range(&self.workerd_busy, 0)
@@ -109,8 +138,9 @@ impl Figures {
                 format!("{} ms", range(values, 1))
             }
         };
+        let known = |values: &[Option<f64>]| values.iter().flatten().copied().collect::<Vec<_>>();
         let mut row = vec![label.to_owned(), range(&self.requests, 0), ms(&self.p95)];
-        row.extend(self.p95_by_kind.iter().map(|values| ms(values)));
+        row.extend(self.p95_by_kind.iter().map(|values| ms(&known(values))));
         let from_memory = if self.from_memory.is_empty() {
             "—".to_owned()
         } else {
@@ -130,6 +160,13 @@ impl Figures {
             ),
             range(&self.no_answer, 0),
             range(&self.approved, 0),
+            range(&known(&self.pg_refused), 0),
+            format!(
+                "{} / {}",
+                range(&self.failed_at_pg, 0),
+                range(&self.failed_by_guard, 0)
+            ),
+            range(&self.unknown, 0),
         ]);
         row
     }
@@ -141,25 +178,28 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn figures_count_shed_and_server_errors_apart() {
-        let hit = |kind, status, ms| Hit {
+    fn hit(kind: Kind, status: u16, ms: u64, outcome: &str) -> Hit {
+        Hit {
             kind,
             sample: Sample {
                 seq: 0,
                 sent_at: Duration::ZERO,
                 latency: Duration::from_millis(ms),
                 status,
-                outcome: if status == 201 { "APPROVED" } else { "X" }.into(),
+                outcome: outcome.into(),
             },
-        };
+        }
+    }
+
+    #[test]
+    fn figures_count_shed_and_server_errors_apart() {
         let mut figures = Figures::default();
         figures.add(&Run {
             hits: vec![
-                hit(Kind::Confirm, 201, 10),
-                hit(Kind::Confirm, 429, 1),
-                hit(Kind::Enter, 200, 5),
-                hit(Kind::Enter, 503, 900),
+                hit(Kind::Confirm, 201, 10, "APPROVED"),
+                hit(Kind::Confirm, 429, 1, "RATE_LIMITED"),
+                hit(Kind::Enter, 200, 5, "OK"),
+                hit(Kind::Enter, 503, 900, "BUSY"),
             ],
             ..Run::default()
         });
@@ -170,6 +210,32 @@ mod tests {
         assert!(figures.from_memory.is_empty(), "the edge did not say");
         // Only successes count towards the latency.
         assert_eq!(figures.p95, [10.0]);
-        assert!(figures.p95_by_kind[Kind::Status as usize].is_empty());
+        assert_eq!(figures.p95_by_kind[Kind::Status as usize], [None]);
+    }
+
+    #[test]
+    fn a_confirm_succeeds_only_approved_and_failures_are_told_apart() {
+        let mut figures = Figures::default();
+        figures.add(&Run {
+            hits: vec![
+                hit(Kind::Confirm, 201, 700, "APPROVED"),
+                hit(Kind::Confirm, 201, 2_000, FAILED_AT_PG),
+                hit(Kind::Confirm, 201, 3, "FAILED:CIRCUIT_OPEN"),
+                hit(Kind::Confirm, 202, 3_000, "UNKNOWN"),
+                hit(Kind::Enter, 200, 20, "OK"),
+            ],
+            pg_refused: Some(1),
+            ..Run::default()
+        });
+        assert_eq!(figures.approved_p95(), [Some(700.0)]);
+        assert_eq!(
+            figures.p95,
+            [700.0],
+            "the 2xx that sold nothing are no success"
+        );
+        assert_eq!(figures.failed_at_pg, [1.0]);
+        assert_eq!(figures.failed_by_guard, [1.0]);
+        assert_eq!(figures.unknown, [1.0]);
+        assert_eq!(figures.pg_refused, [Some(1.0)]);
     }
 }
