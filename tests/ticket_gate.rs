@@ -1,8 +1,8 @@
 //! A gated confirm that carries its `Queue-Ticket`, through the real edge (workerd): while
 //! the isolate's snapshot shows the ticket's place waiting, it is refused at once — 429
 //! `QUEUE_PASS_REQUIRED`, `Retry-After: 1`, no object call — and whoever holds a pass,
-//! or bought with it and sends the confirm again, goes on to the room and the origin as
-//! before.
+//! or bought with it and sends the confirm again, or sends a ticket not their own, goes on
+//! to the room and the origin as before.
 
 mod support;
 
@@ -142,4 +142,24 @@ async fn a_pass_holder_with_a_ticket_buys_and_its_retry_is_replayed() {
     assert_eq!(again.headers()["idempotent-replayed"], "true");
     assert_eq!(again.json::<Value>().await.expect("a JSON body"), first);
     assert_eq!(system.ledger().await["requestCount"], 1, "bought once");
+}
+
+/// A ticket that is not the caller's refuses nothing: the admitted buyer who sends the
+/// waiting one's ticket still buys, and the room, not the snapshot, decides.
+#[tokio::test]
+async fn another_users_ticket_is_ignored_and_the_room_decides() {
+    let (system, [(token, _), (waiting, waiting_ticket)]) = one_admitted_one_waiting().await;
+    let poll = ticket_poll(&system, &waiting, EVENT, &waiting_ticket).await;
+    assert_eq!(poll.status(), StatusCode::OK);
+    let before = health(&system, &system.edge).await;
+    let bought = confirm(&system, &token, "order-o1", &waiting_ticket).await;
+    assert_eq!(bought.status(), StatusCode::CREATED);
+    let bought: Value = bought.json().await.expect("a JSON body");
+    assert_eq!(bought["status"], "APPROVED", "{bought}");
+    let after = health(&system, &system.edge).await;
+    assert!(count(&after, "roomCalls") > count(&before, "roomCalls"));
+    assert_eq!(
+        count(&after, "refusedFromMemory"),
+        count(&before, "refusedFromMemory")
+    );
 }
