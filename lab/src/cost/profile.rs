@@ -1,5 +1,6 @@
 //! `lab cost --profile`: where the CPU of `/healthz`, a status poll (with its ticket and
-//! without) and an admitted confirm goes
+//! without), a waiting ticket holder's confirm refused from the snapshot and an admitted
+//! confirm goes
 //! in workerd, sampled by V8's own profiler through workerd's inspector
 //! (`scripts/profile-edge.mjs`) while the lab sends only that route. Written to
 //! `docs/edge-profile.md`.
@@ -44,7 +45,8 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
     let poll = queue_call(&http, &edge.url, "status", |i| format!("line-{}", i % LINE));
     let with_ticket = ticket_poll(&http, &edge.url, |i| i % LINE).await?;
     let admitted = confirm(&http, &edge.url, |i| format!("buyer-{}", i % 16), None);
-    let routes: [(&str, Sender, u64); 4] = [
+    let waiting = super::refusals::waiting_confirm(&http, &edge.url, 0..LINE).await?;
+    let routes: [(&str, Sender, u64); 5] = [
         ("`GET /healthz`", Arc::new(healthz), 12_000),
         (
             "`GET /queue/{id}/status` with its `Queue-Ticket`, 1,000 in line",
@@ -55,6 +57,12 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
             "`GET /queue/{id}/status` without a ticket, 1,000 in line",
             Arc::new(poll),
             3_000,
+        ),
+        (
+            "`POST /payments/confirm`, gated, with its `Queue-Ticket`, its place waiting: \
+             refused from the snapshot",
+            waiting,
+            12_000,
         ),
         (
             "`POST /payments/confirm`, admitted, ungated",
