@@ -109,7 +109,8 @@ enum Command {
         #[arg(long, conflicts_with = "profile")]
         edge_build: Option<PathBuf>,
         /// Instead, sample where the CPU of /healthz, a status poll with its ticket and
-        /// without, and an admitted confirm goes, with V8's profiler.
+        /// without, a waiting ticket holder's confirm refused from the snapshot and an
+        /// admitted confirm goes, with V8's profiler.
         #[arg(long)]
         profile: bool,
         /// Instead, the refusals answered from memory beside /healthz, over --runs runs
