@@ -136,22 +136,32 @@ impl Client {
         None
     }
 
-    /// Enters the queue and polls until admitted: whether it was, before the end.
+    /// Enters the queue and polls until admitted: whether it was, before the end. Polls
+    /// carry the ticket entering answered, as the waiting-room page's do.
     async fn admitted(&mut self, token: &str) -> bool {
         let mut entering = true;
+        let mut ticket: Option<String> = None;
         while self.has_time() {
             let (kind, request) = if entering {
                 let url = format!("{}/queue/{EVENT}/enter", self.edge);
                 (Kind::Enter, self.http.post(url))
             } else {
                 let url = format!("{}/queue/{EVENT}/status", self.edge);
-                (Kind::Status, self.http.get(url))
+                let poll = self.http.get(url);
+                let poll = match &ticket {
+                    Some(ticket) => poll.header("queue-ticket", ticket),
+                    None => poll,
+                };
+                (Kind::Status, poll)
             };
             let answer = self.send(kind, request.bearer_auth(token)).await;
             let wait = match answer {
                 Some(answer) if answer.status.is_success() => {
                     if answer.body["admitted"].as_bool() == Some(true) {
                         return true;
+                    }
+                    if let Some(given) = answer.body["ticket"].as_str() {
+                        ticket = Some(given.to_owned());
                     }
                     entering = false;
                     Duration::from_secs(answer.body["pollAfterSeconds"].as_u64().unwrap_or(2))

@@ -133,7 +133,8 @@ pub(super) fn setup() -> String {
          {CLIENTS}); then no new request is sent and those in flight are awaited. Each client \
          logs in once (`POST /auth/login`, the origin checks the argon2id hash), then loops: \
          `POST /queue/{EVENT}/enter`, `GET /queue/{EVENT}/status` every `pollAfterSeconds` \
-         until admitted, `POST /payments/confirm` (5,000 won, `eventId` {EVENT}, its own \
+         until admitted (with the `Queue-Ticket` entering answered, as the waiting-room page \
+         polls: answered from the room's snapshot), `POST /payments/confirm` (5,000 won, `eventId` {EVENT}, its own \
          `Idempotency-Key`). It waits only where the edge says so: `Retry-After` on a 429 or \
          503 (then repeats the step; a confirm with the same key), `pollAfterSeconds` while \
          queued, 1 s after any other failure. The event's stock at the origin ({STOCK}) \
