@@ -144,13 +144,6 @@ impl RateWindows {
             .retain(|_, kept| kept.window.latest().is_some_and(|at| at > cutoff_ms));
     }
 
-    /// Whether any stored window is in memory.
-    pub fn holds_stored(&self) -> bool {
-        self.kept
-            .values()
-            .any(|kept| !in_memory(kept.window.rate()))
-    }
-
     /// Every [`PRUNE_EVERY`] checks, drops the in-memory windows that are empty at
     /// `now_ms`, so an object asked about many keys (a login limiter) stays small.
     fn prune_now_and_then(&mut self, now_ms: i64) {

@@ -90,10 +90,7 @@ pub async fn status_from_ticket(
     let snapshot = snapshots::of(env, event_id, now_ms)
         .await
         .map_err(soft_unavailable)?;
-    let place = (snapshot.room == held.room)
-        .then(|| snapshot.place(held.seq))
-        .flatten()
-        .ok_or_else(not_in_queue)?;
+    let place = snapshot.place_held(held).ok_or_else(not_in_queue)?;
     let line = LineState {
         admit_limit: snapshot.admit_limit,
         sold_out: snapshot.sold_out,

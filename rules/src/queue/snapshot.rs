@@ -11,6 +11,7 @@
 //! [`Snapshot::encode`] and [`Snapshot::decode`] are a little-endian layout of their own,
 //! versioned by its first byte; a snapshot that does not decode is never half believed.
 
+use super::ticket::Held;
 use super::EventQueue;
 
 const FORMAT: u8 = 2;
@@ -88,6 +89,14 @@ impl EventQueue {
 }
 
 impl Snapshot {
+    /// Where the holder of a ticket stands, if it is this room's and they are in line: a
+    /// ticket of a room that was reset names no one.
+    pub fn place_held(&self, held: Held) -> Option<SnapshotPlace> {
+        (self.room == held.room)
+            .then(|| self.place(held.seq))
+            .flatten()
+    }
+
     /// Where the holder of `seq` stands, if they are in line.
     pub fn place(&self, seq: u64) -> Option<SnapshotPlace> {
         let offset = seq.checked_sub(self.base)?;

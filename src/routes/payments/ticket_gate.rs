@@ -47,10 +47,9 @@ pub async fn refuse_waiting(
     let Ok(snapshot) = snapshots::of(env, event_id, now_ms).await else {
         return Ok(());
     };
-    let waiting = snapshot.room == held.room
-        && snapshot
-            .place(held.seq)
-            .is_some_and(|place| !place.admitted);
+    let waiting = snapshot
+        .place_held(held)
+        .is_some_and(|place| !place.admitted);
     if !waiting {
         return Ok(());
     }
