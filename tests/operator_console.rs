@@ -1,8 +1,9 @@
 //! The operator console (`GET /admin/console` on the operator listener) in a real
 //! browser: Debian's headless Chromium, driven by playwright-core with the keyboard only
 //! (`tests/browser/console.mjs`), signs in with the operator's token, sees the
-//! reconciliation exceptions, resolves one with a note, and sees the queue shrink. The
-//! screenshot is kept in `target/test-artifacts/operator-console.png`.
+//! reconciliation exceptions and the PG guard's concurrency limit and refusals, resolves
+//! one with a note, and sees the queue shrink. The screenshot is kept in
+//! `target/test-artifacts/operator-console.png`.
 
 mod support;
 
@@ -48,6 +49,12 @@ async fn an_operator_resolves_an_exception_in_the_console_and_sees_the_queue_shr
         "{policy}"
     );
 
+    let guard = system.operator_get("/admin/guard").await;
+    let mode = guard["concurrency"]["mode"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no concurrency mode: {guard}"))
+        .to_owned();
+
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let artifacts = root.join("target/test-artifacts");
     std::fs::create_dir_all(&artifacts).expect("an artifacts folder");
@@ -65,6 +72,7 @@ async fn an_operator_resolves_an_exception_in_the_console_and_sees_the_queue_shr
     let mut lines = BufReader::new(browser.stdout.take().expect("its stdout")).lines();
     let mut next = || lines.next().and_then(Result::ok).unwrap_or_default();
     assert_eq!(next(), "PENDING 2");
+    assert_eq!(next(), format!("CONCURRENCY {mode}"));
     assert_eq!(next(), "RESOLVED 1");
     assert!(browser.wait().expect("the browser script ends").success());
     assert!(

@@ -39,7 +39,7 @@ fn the_alert_rules_check_and_their_unit_tests_pass() {
         .lines()
         .filter_map(|line| line.trim().strip_prefix("- alert: "))
         .collect();
-    assert_eq!(alerts.len(), 11, "{alerts:?}");
+    assert_eq!(alerts.len(), 12, "{alerts:?}");
     assert_eq!(rules.matches("runbook:").count(), alerts.len());
     for alert in alerts {
         assert!(
@@ -170,6 +170,7 @@ async fn every_metric_the_dashboard_and_the_rules_use_is_one_the_origin_exports(
     let titles: Vec<&str> = panels.iter().filter_map(|p| p["title"].as_str()).collect();
     for needed in [
         "PG calls in flight",
+        "Concurrency limit",
         "Breaker state",
         "Breaker transitions",
         "Payments by status",

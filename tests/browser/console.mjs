@@ -1,8 +1,9 @@
 // Drives the origin's operator console in Debian's headless Chromium for
 // tests/operator_console.rs, with the keyboard only: types the operator token and
 // presses Enter, waits for the reconciliation exceptions (PENDING n, n > 0, on stdout),
-// takes a screenshot, then tabs to the first item's note, types it, presses Enter, and
-// waits until the count is one less (RESOLVED n-1 on stdout).
+// checks the approval guard's concurrency limit and refusals against GET /admin/guard
+// (CONCURRENCY mode on stdout), takes a screenshot, then tabs to the first item's note,
+// types it, presses Enter, and waits until the count is one less (RESOLVED n-1 on stdout).
 // Usage: node console.mjs CONSOLE_URL TOKEN SCREENSHOT_PATH
 import { launch } from "./launch.mjs";
 
@@ -25,6 +26,27 @@ try {
   const event = await page.locator("#events tr").first().textContent();
   if (!/spring/.test(event)) throw new Error(`the events table shows ${event}`);
   console.log("PENDING " + before);
+  // The approval guard as the console shows it, against what the route answers.
+  const guard = await page.evaluate(async (token) => {
+    const response = await fetch("/admin/guard", { headers: { "Authorization": "Bearer " + token } });
+    return response.json();
+  }, token);
+  const limit = guard.concurrency;
+  const shown = await page.locator("#concurrency tr").first().locator("td").allTextContents();
+  const expected = [
+    "Approval guard",
+    limit.mode,
+    limit.limit != null ? `${limit.limit} (${limit.floor}–${limit.ceiling})` : "—",
+    String(limit.inFlight),
+    String(limit.waiting),
+    limit.limit != null ? `${limit.maxWaitMs} ms` : "—",
+  ];
+  if (shown.join(" | ") !== expected.join(" | ")) throw new Error(`the concurrency limit shows ${shown.join(" | ")}, not ${expected.join(" | ")}`);
+  const refused = await page.locator("#refusals tr", { hasText: "CONCURRENCY_LIMITED" }).locator("td").allTextContents();
+  if (refused[0] !== "CONCURRENCY_LIMITED" || refused[1] !== String(guard.refusals.CONCURRENCY_LIMITED)) {
+    throw new Error(`the refusals show ${refused.join(" | ") || "no CONCURRENCY_LIMITED"}`);
+  }
+  console.log("CONCURRENCY " + limit.mode);
   await page.screenshot({ path: screenshot, fullPage: true });
   // The first item's note, reached by Tab from the breaker's Set button.
   await page.getByRole("button", { name: "Set" }).focus();

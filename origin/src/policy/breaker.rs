@@ -142,6 +142,12 @@ pub struct Breaker {
     /// The current generation's calls not yet back, in the order admitted.
     in_flight: VecDeque<InFlight>,
     next_call: u64,
+    /// Calls waiting for a slot under the concurrency limit: traffic seen, not yet sent.
+    waiting: u32,
+    /// Whether an open breaker waits for a look-up probe before it lets payments through
+    /// ([`probe`]).
+    probed: bool,
+    probe_out: bool,
 }
 
 impl Breaker {
@@ -155,6 +161,9 @@ impl Breaker {
             probes_in_flight: 0,
             in_flight: VecDeque::new(),
             next_call: 0,
+            waiting: 0,
+            probed: false,
+            probe_out: false,
         }
     }
 
@@ -273,11 +282,12 @@ impl Breaker {
     }
 
     /// Whether the closed state's rates call for opening. For the slow-call rate, calls
-    /// still out count towards `min_calls` — traffic the breaker has seen — though not in
-    /// the rate itself: so a gateway that stalls with the window still empty opens the
+    /// still out, and calls waiting for a slot under the concurrency limit, count towards
+    /// `min_calls` — traffic the breaker has seen — though not in the rate itself: so a gateway that stalls with the window still empty opens the
     /// breaker at the first call judged slow, once `min_calls` have been sent.
     fn closed_trips(&mut self, now_ms: u64) -> Option<Transition> {
-        let pending = self.in_flight.iter().filter(|call| !call.counted).count() as u32;
+        let out = self.in_flight.iter().filter(|call| !call.counted).count() as u32;
+        let pending = out.saturating_add(self.waiting);
         self.tally
             .trips(&self.config, self.config.min_calls, pending)
             .then(|| self.move_to(BreakerState::Open, now_ms))
@@ -325,9 +335,28 @@ impl Breaker {
     }
 
     fn open_wait_over(&mut self, now_ms: u64) -> Option<Transition> {
-        let waited = now_ms.saturating_sub(self.opened_at_ms) >= self.config.open_ms;
-        (self.state == BreakerState::Open && waited)
+        (self.state == BreakerState::Open && !self.probed && self.waited(now_ms))
             .then(|| self.move_to(BreakerState::HalfOpen, now_ms))
+    }
+
+    /// Whether an open breaker's wait is over.
+    fn waited(&self, now_ms: u64) -> bool {
+        now_ms.saturating_sub(self.opened_at_ms) >= self.config.open_ms
+    }
+
+    /// Whether a call asking now would be admitted, without asking: a call that would be
+    /// refused need not wait for a slot first.
+    pub fn admits(&self, now_ms: u64) -> bool {
+        match self.state {
+            BreakerState::Closed => true,
+            BreakerState::Open => !self.probed && self.waited(now_ms),
+            BreakerState::HalfOpen => self.probes_in_flight == 0,
+        }
+    }
+
+    /// How many calls wait for a slot under the concurrency limit now.
+    pub fn set_waiting(&mut self, calls: u32) {
+        self.waiting = calls;
     }
 
     fn move_to(&mut self, to: BreakerState, now_ms: u64) -> Transition {
@@ -340,6 +369,7 @@ impl Breaker {
         self.generation += 1;
         self.tally = Tally::default();
         self.probes_in_flight = 0;
+        self.probe_out = false;
         // Calls of the old generation no longer count, wherever they are.
         self.in_flight.clear();
         if to == BreakerState::Open {
@@ -350,6 +380,7 @@ impl Breaker {
 }
 
 mod mode;
+pub mod probe;
 mod tally;
 mod view;
 

@@ -1,9 +1,10 @@
 //! `GET /admin/console`: the operator console, a page on the operator listener that
 //! works the routes behind it — the reconciliation exceptions (resolve with a note),
-//! UNKNOWN and flagged payments (run recovery now), the PG guard and its breaker
-//! controls, the events. The page itself holds nothing: the operator's token, entered
-//! once and kept in the tab's `sessionStorage`, goes with every call it makes. No
-//! external asset; its policy allows its own script and style by hash alone.
+//! UNKNOWN and flagged payments (run recovery now), the PG guard — its breaker
+//! controls, its concurrency limit and its refusals — the events. The page itself
+//! holds nothing: the operator's token, entered once and kept in the tab's
+//! `sessionStorage`, goes with every call it makes. No external asset; its policy
+//! allows its own script and style by hash alone.
 
 use axum::http::header;
 use axum::response::{IntoResponse, Response};

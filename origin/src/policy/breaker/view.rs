@@ -16,7 +16,7 @@ pub struct BreakerView {
     pub calls: u32,
     pub failures: u32,
     pub slow_calls: u32,
-    /// Probes out while half-open.
+    /// Probes out: payments while half-open, a look-up while open ([`super::probe`]).
     pub probes_in_flight: u32,
     /// When an open breaker lets probes through.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -33,7 +33,7 @@ impl Breaker {
             calls: self.tally.calls(),
             failures: self.tally.failures,
             slow_calls: self.tally.slow,
-            probes_in_flight: self.probes_in_flight,
+            probes_in_flight: self.probes_in_flight + u32::from(self.probe_out),
             open_until_ms: (self.state == BreakerState::Open).then(|| self.open_until()),
         };
         (view, transition)
@@ -45,6 +45,10 @@ impl Breaker {
     pub fn refusing_for(&self, now_ms: u64) -> Option<u64> {
         match self.state {
             BreakerState::Closed => None,
+            // Waited, and a look-up probe decides: judged at the slow-call threshold.
+            BreakerState::Open if self.probed && self.waited(now_ms) => {
+                Some(self.config.slow_call_ms.clamp(1, self.config.open_ms.max(1)))
+            }
             BreakerState::Open => Some(self.open_until().saturating_sub(now_ms).max(1)),
             BreakerState::HalfOpen => {
                 let probe = self

@@ -304,3 +304,4 @@ fn it_says_how_long_it_will_go_on_refusing() {
 }
 
 mod scripted;
+mod probes;
