@@ -215,11 +215,13 @@ async fn settles_by_itself(
 /// dead process held run out in a few PG timeouts, not minutes.
 const CONVERGED_WITHIN: Duration = Duration::from_secs(30);
 
-const CHAOS: [(&str, &str); 4] = [
+const CHAOS: [(&str, &str); 5] = [
     ("GATEWAY_TIMEOUT_MS", "2000"),
     ("RECOVERY_INTERVAL_MS", "3600000"),
     ("RECOVERY_MIN_AGE_MS", "500"),
     ("BULKHEAD_MAX_CONCURRENT", "400"),
+    // Hundreds of calls out at once on purpose: the limit would refuse most of them.
+    ("GATEWAY_CONCURRENCY", "off"),
 ];
 
 #[tokio::test]
@@ -263,11 +265,13 @@ async fn a_kill_9_mid_flight_never_oversells_an_event_and_agrees_with_the_pg() {
 }
 
 /// The recovery loop runs by itself every 2 s, as the figures were taken.
-const LOOPING: [(&str, &str); 4] = [
+const LOOPING: [(&str, &str); 5] = [
     ("GATEWAY_TIMEOUT_MS", "2000"),
     ("RECOVERY_INTERVAL_MS", "2000"),
     ("RECOVERY_MIN_AGE_MS", "1000"),
     ("BULKHEAD_MAX_CONCURRENT", "400"),
+    // Hundreds of calls out at once on purpose: the limit would refuse most of them.
+    ("GATEWAY_CONCURRENCY", "off"),
 ];
 
 #[tokio::test]

@@ -42,6 +42,7 @@ async fn a_hundred_units_for_five_hundred_buyers_sell_exactly_a_hundred() {
         // 500 at once on two cores: a PG call may wait for the CPU past the slow-call
         // threshold or the timeout, and this test is about the stock, not the guard.
         ("BREAKER_ENABLED", "false"),
+        ("GATEWAY_CONCURRENCY", "off"),
         ("GATEWAY_TIMEOUT_MS", "60000"),
         ("DB_ACQUIRE_TIMEOUT_MS", "60000"),
     ])

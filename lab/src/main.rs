@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 use experiments::Report;
 
-/// Every experiment, in the seed's order.
-const EXPERIMENTS: [&str; 7] = [
+/// Every experiment, in the seed's order, then ours.
+const EXPERIMENTS: [&str; 8] = [
     "isolation",
     "retries",
     "breaker",
@@ -42,6 +42,7 @@ const EXPERIMENTS: [&str; 7] = [
     "bulkhead",
     "spike",
     "outage-drop",
+    "concurrency",
 ];
 
 #[derive(Parser)]
@@ -57,7 +58,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run experiments: isolation, retries, breaker, limiter, bulkhead, spike,
-    /// outage-drop, or all.
+    /// outage-drop, concurrency, or all.
     Run {
         #[arg(required = true)]
         experiments: Vec<String>,
@@ -209,6 +210,7 @@ async fn run(
         "limiter" => experiments::limiter::report(runs, out, edge_build).await,
         "spike" => experiments::spike::report(runs, out, edge_build).await,
         "outage-drop" => experiments::outage_drop::report(runs, out, edge_build).await,
+        "concurrency" => experiments::concurrency::report(runs, out).await,
         _ => experiments::bulkhead::report(runs, out).await,
     }
 }

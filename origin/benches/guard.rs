@@ -1,6 +1,8 @@
 //! The PG guard's own cost per call — permit, timeout, record — with the PG call
 //! mocked by a future that is ready at once. Beside a network call (milliseconds) it
-//! should not register: single-digit microseconds at most.
+//! should not register: single-digit microseconds at most. The concurrency limit's own
+//! share is the difference between "defaults" and "defaults, limit off" (issue 36: at
+//! most 1 µs).
 //!
 //! `cargo bench -p origin --bench guard`
 
@@ -13,6 +15,7 @@ use origin::gateway::{Approval, GatewayAnswer};
 use origin::guard::{GatewayGuard, GuardConfig};
 use origin::metrics::Metrics;
 use origin::policy::breaker::BreakerConfig;
+use origin::policy::concurrency::LimitMode;
 use origin::policy::limiter::LimiterConfig;
 use rules::sliding_window::Rate;
 
@@ -57,8 +60,22 @@ fn bench(c: &mut Criterion) {
             },
         ),
         (
-            "defaults (timeout, bulkhead, breaker)",
+            "defaults, limit off (timeout, bulkhead, breaker)",
+            GuardConfig {
+                concurrency: LimitMode::Off,
+                ..GuardConfig::default()
+            },
+        ),
+        (
+            "defaults (timeout, breaker, adaptive limit, bulkhead)",
             GuardConfig::default(),
+        ),
+        (
+            "defaults, fixed limit",
+            GuardConfig {
+                concurrency: LimitMode::Fixed(50),
+                ..GuardConfig::default()
+            },
         ),
         (
             "everything, token bucket",

@@ -12,11 +12,16 @@ use crate::crypto::{FieldCipher, KeyConfigError};
 use crate::gateway::GatewayConfig;
 use crate::guard::GuardConfig;
 use crate::policy::breaker::BreakerConfig;
+use crate::policy::concurrency::LimitMode;
 use crate::policy::limiter::LimiterConfig;
 use crate::policy::recovery::RecoveryConfig;
 use crate::store::Backend;
 
 const MIN_SECRET_LEN: usize = 32;
+
+/// The most PG calls a concurrency limit may let out at once: far past any PG's merchant
+/// rate, so a typo cannot make the limit unbounded in effect.
+const MAX_CONCURRENCY: u32 = 10_000;
 
 /// Holds secrets and the database password: deliberately not `Debug`, so it cannot be
 /// logged whole.
@@ -165,10 +170,25 @@ impl OriginConfig {
                 ),
             });
         }
+        let floor = small("GATEWAY_CONCURRENCY_MIN", 2, 1, MAX_CONCURRENCY)?;
+        let ceiling = small("GATEWAY_CONCURRENCY_MAX", 50, 1, MAX_CONCURRENCY)?;
+        if ceiling < floor {
+            return Err(ConfigError::Invalid {
+                name: "GATEWAY_CONCURRENCY_MAX",
+                problem: format!("{ceiling} is below GATEWAY_CONCURRENCY_MIN ({floor})"),
+            });
+        }
         let guard = GuardConfig {
             timeout: millis("GATEWAY_TIMEOUT_MS", 3_000, 1)?,
             bulkhead: small("BULKHEAD_MAX_CONCURRENT", 50, 0, 100_000)?,
             breaker: breaker_enabled.then_some(breaker),
+            concurrency: concurrency(get("GATEWAY_CONCURRENCY"), floor, ceiling)?,
+            max_wait: Duration::from_millis(number(
+                "GATEWAY_CONCURRENCY_MAX_WAIT_MS",
+                2_000,
+                0,
+                60_000,
+            )?),
             limiter: limiter(get("LIMITER"), get("LIMITER_RATE"))?,
         };
         let recovery_interval = millis("RECOVERY_INTERVAL_MS", 30_000, 100)?;
@@ -216,6 +236,30 @@ fn flag(value: Option<String>, name: &'static str, default: bool) -> Result<bool
             name,
             problem: format!("`{other}` is not true or false"),
         }),
+    }
+}
+
+/// `GATEWAY_CONCURRENCY`: `adaptive` (the default, between `floor` and `ceiling`),
+/// `fixed:N` or `off`.
+fn concurrency(value: Option<String>, floor: u32, ceiling: u32) -> Result<LimitMode, ConfigError> {
+    let value = value.map(|v| v.trim().to_ascii_lowercase());
+    let fixed = |n: &str| {
+        n.parse::<u32>()
+            .ok()
+            .filter(|n| (1..=MAX_CONCURRENCY).contains(n))
+    };
+    match value.as_deref() {
+        None | Some("adaptive") => Ok(LimitMode::Adaptive { floor, ceiling }),
+        Some("off") => Ok(LimitMode::Off),
+        Some(other) => match other.strip_prefix("fixed:").map(fixed) {
+            Some(Some(n)) => Ok(LimitMode::Fixed(n)),
+            _ => Err(ConfigError::Invalid {
+                name: "GATEWAY_CONCURRENCY",
+                problem: format!(
+                    "`{other}` is not adaptive, off, or fixed:N with N from 1 to {MAX_CONCURRENCY}"
+                ),
+            }),
+        },
     }
 }
 

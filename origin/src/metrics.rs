@@ -27,6 +27,8 @@ pub struct Metrics {
     registry: Registry,
     payments: Family<StatusLabel, Counter>,
     gateway_in_flight: Family<GuardLabel, IntGauge>,
+    concurrency_limit: Family<GuardLabel, IntGauge>,
+    gateway_waiting: Family<GuardLabel, IntGauge>,
     gateway_calls: Family<ResultLabel, Histogram>,
     refusals: Family<ReasonLabel, Counter>,
     breaker_state: Family<StateLabel, IntGauge>,
@@ -44,6 +46,19 @@ pub struct Metrics {
     task_panics: Family<TaskLabel, Counter>,
     unknown_oldest_age: IntGauge,
     reconciliation_pending: IntGauge,
+}
+
+/// A guard's concurrency limit and the calls waiting under it, set without a lookup.
+pub struct ConcurrencyGauges {
+    limit: IntGauge,
+    waiting: IntGauge,
+}
+
+impl ConcurrencyGauges {
+    pub fn set(&self, limit: u32, waiting: u32) {
+        self.limit.set(limit.into());
+        self.waiting.set(waiting.into());
+    }
 }
 
 /// Counts one gateway call in flight for as long as it lives.
@@ -69,6 +84,18 @@ impl Default for Metrics {
             "gateway_in_flight",
             "PG calls sent and waiting for an answer",
             gateway_in_flight.clone(),
+        );
+        let concurrency_limit = Family::<GuardLabel, IntGauge>::default();
+        registry.register(
+            "gateway_concurrency_limit",
+            "PG calls the concurrency limit lets out at once now; present when it is on",
+            concurrency_limit.clone(),
+        );
+        let gateway_waiting = Family::<GuardLabel, IntGauge>::default();
+        registry.register(
+            "gateway_waiting",
+            "PG calls waiting for a slot under the concurrency limit",
+            gateway_waiting.clone(),
         );
         let gateway_calls = Family::<ResultLabel, Histogram>::new_with_constructor(|| {
             // 5 ms to ~20 s.
@@ -197,6 +224,8 @@ impl Default for Metrics {
             registry,
             payments,
             gateway_in_flight,
+            concurrency_limit,
+            gateway_waiting,
             gateway_calls,
             refusals,
             breaker_state,
@@ -237,6 +266,15 @@ impl Metrics {
         self.gateway_in_flight
             .get_or_create(&GuardLabel { guard })
             .get()
+    }
+
+    /// The gauges of `guard`'s concurrency limit, for it to set as the limit changes.
+    pub fn concurrency(&self, guard: &'static str) -> ConcurrencyGauges {
+        let label = GuardLabel { guard };
+        ConcurrencyGauges {
+            limit: self.concurrency_limit.get_or_create(&label).clone(),
+            waiting: self.gateway_waiting.get_or_create(&label).clone(),
+        }
     }
 
     pub fn gateway_call_finished(&self, guard: &'static str, result: &'static str, took: Duration) {

@@ -30,7 +30,9 @@ const RECOVER_BULKHEAD: u32 = 16;
 /// The recovery job over `store`, with a guard of its own: the confirm path's timeout
 /// and breaker settings but for slowness — a slow status answer is still an answer, and
 /// the recovery breaker is there to stop questions to a PG that gives none, so it judges
-/// failures (timeouts among them) only — its own bulkhead, no limiter.
+/// failures (timeouts among them) only — its own bulkhead, no limiter, and no concurrency
+/// limit: a question that goes unanswered costs nobody anything, and the bulkhead bounds
+/// how many are out. Its breaker's probes are its questions.
 pub fn recovery(
     config: &OriginConfig,
     gateway: Arc<dyn Gateway>,
@@ -40,6 +42,7 @@ pub fn recovery(
     let guard = GuardConfig {
         bulkhead: RECOVER_BULKHEAD,
         limiter: crate::policy::limiter::LimiterConfig::Off,
+        concurrency: crate::policy::concurrency::LimitMode::Off,
         breaker: config.guard.breaker.map(|breaker| BreakerConfig {
             slow_call_ms: u64::MAX,
             ..breaker
@@ -91,10 +94,13 @@ pub async fn serve(
     if let Some(budget) = store.shared_budget() {
         guard.share_budget(budget).await?;
     }
+    let guard = Arc::new(guard);
+    // An open breaker learns that the PG is back from look-ups, not from payments.
+    let probe = guard.start_probing(gateway.clone());
     let state = AppState {
         store: store.clone(),
         gateway,
-        guard: Arc::new(guard),
+        guard,
         edge: Arc::new(edge),
         metrics: metrics.clone(),
         passwords: Arc::new(Passwords::new()?),
@@ -185,6 +191,9 @@ pub async fn serve(
     recover.abort();
     look_up_hints.abort();
     follow.abort();
+    if let Some(probe) = probe {
+        probe.abort();
+    }
     if let Some(purge_nonces) = purge_nonces {
         purge_nonces.abort();
     }

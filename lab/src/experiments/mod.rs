@@ -4,6 +4,7 @@
 
 pub mod breaker;
 pub mod bulkhead;
+pub mod concurrency;
 pub mod isolation;
 pub mod limiter;
 pub mod outage_drop;
@@ -29,8 +30,9 @@ pub const ORIGIN_DIRECT: &str = "origin and gateway simulator as release builds 
     the edge does";
 
 /// The outcomes of payments the origin's guard refused: never sent to the PG.
-pub const GUARD_REFUSALS: [&str; 3] = [
+pub const GUARD_REFUSALS: [&str; 4] = [
     "FAILED:CIRCUIT_OPEN",
+    "FAILED:CONCURRENCY_LIMITED",
     "FAILED:BULKHEAD_FULL",
     "FAILED:RATE_LIMITED",
 ];

@@ -69,6 +69,9 @@ fn the_guard_is_configured_by_its_names() {
         ("BREAKER_HALF_OPEN_CALLS", "2"),
         ("LIMITER", "sliding-window"),
         ("LIMITER_RATE", "20/500ms"),
+        ("GATEWAY_CONCURRENCY_MIN", "3"),
+        ("GATEWAY_CONCURRENCY_MAX", "30"),
+        ("GATEWAY_CONCURRENCY_MAX_WAIT_MS", "750"),
         ("DB_ACQUIRE_TIMEOUT_MS", "250"),
         ("ORIGIN_MAX_CONCURRENT_REQUESTS", "7"),
         ("ORIGIN_MAX_CONCURRENT_LOGINS", "3"),
@@ -87,6 +90,11 @@ fn the_guard_is_configured_by_its_names() {
             open_ms: 1_500,
             half_open_calls: 2,
         }),
+        concurrency: LimitMode::Adaptive {
+            floor: 3,
+            ceiling: 30,
+        },
+        max_wait: Duration::from_millis(750),
         limiter: LimiterConfig::SlidingWindow(rules::sliding_window::Rate {
             limit: 20,
             window_ms: 500,
@@ -102,6 +110,24 @@ fn the_guard_is_configured_by_its_names() {
         ("BREAKER_ENABLED", "false"),
     ]);
     assert_eq!(off.unwrap().guard.breaker, None);
+}
+
+#[test]
+fn the_concurrency_limit_is_adaptive_fixed_or_off() {
+    let mode = |value: Option<&str>| {
+        let mut vars = vec![("EDGE_SIGNING_SECRET", SECRET)];
+        vars.extend(value.map(|v| ("GATEWAY_CONCURRENCY", v)));
+        let config = config(&vars).unwrap();
+        (config.guard.concurrency, config.guard.max_wait)
+    };
+    let adaptive = LimitMode::Adaptive {
+        floor: 2,
+        ceiling: 50,
+    };
+    assert_eq!(mode(None), (adaptive, Duration::from_secs(2)));
+    assert_eq!(mode(Some("Adaptive")).0, adaptive);
+    assert_eq!(mode(Some("fixed:8")).0, LimitMode::Fixed(8));
+    assert_eq!(mode(Some("off")).0, LimitMode::Off);
 }
 
 #[test]
@@ -140,6 +166,35 @@ fn a_bad_value_names_its_variable() {
         ),
         (&[("BREAKER_MIN_CALLS", "30")], "BREAKER_MIN_CALLS"),
         (&[("LIMITER", "leaky-bucket")], "LIMITER"),
+        (&[("GATEWAY_CONCURRENCY", "fixed:0")], "GATEWAY_CONCURRENCY"),
+        (&[("GATEWAY_CONCURRENCY", "fixed:")], "GATEWAY_CONCURRENCY"),
+        (
+            &[("GATEWAY_CONCURRENCY", "fixed:10001")],
+            "GATEWAY_CONCURRENCY",
+        ),
+        (
+            &[("GATEWAY_CONCURRENCY", "gradient")],
+            "GATEWAY_CONCURRENCY",
+        ),
+        (
+            &[("GATEWAY_CONCURRENCY_MIN", "0")],
+            "GATEWAY_CONCURRENCY_MIN",
+        ),
+        (
+            &[("GATEWAY_CONCURRENCY_MAX", "100000")],
+            "GATEWAY_CONCURRENCY_MAX",
+        ),
+        (
+            &[
+                ("GATEWAY_CONCURRENCY_MIN", "10"),
+                ("GATEWAY_CONCURRENCY_MAX", "5"),
+            ],
+            "GATEWAY_CONCURRENCY_MAX",
+        ),
+        (
+            &[("GATEWAY_CONCURRENCY_MAX_WAIT_MS", "600000")],
+            "GATEWAY_CONCURRENCY_MAX_WAIT_MS",
+        ),
         (
             &[("LIMITER", "token-bucket"), ("LIMITER_RATE", "fast")],
             "LIMITER_RATE",

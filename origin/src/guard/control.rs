@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{lock, GatewayGuard};
+use super::{lock, GatewayGuard, Refusal};
 use crate::policy::breaker::BreakerMode;
 use crate::store::{BreakerControl, Store, StoreError};
 
@@ -66,6 +66,9 @@ impl GatewayGuard {
             at_ms = control.at_ms,
             "an operator set the circuit breaker"
         );
+        if control.mode == BreakerMode::ForcedOpen {
+            self.refuse_waiting();
+        }
         if control.mode == BreakerMode::Auto {
             if let Some(breaker) = &self.breaker {
                 let transition = lock(breaker).reset(self.now_ms());
@@ -93,6 +96,18 @@ impl GatewayGuard {
                     .as_ref()
                     .and_then(|breaker| lock(breaker).refusing_for(now_ms))
             }
+        }
+    }
+
+    /// How long the edge should hold admissions after `refusal`: while the breaker goes
+    /// on refusing, or for one longest wait when calls wait past the concurrency limit,
+    /// so the line does not grow faster than the PG drains it. `None`: the refusal says
+    /// nothing of the PG.
+    pub fn paused_for_ms(&self, refusal: Refusal) -> Option<u64> {
+        match refusal {
+            Refusal::CircuitOpen => self.refusing_for_ms(),
+            Refusal::ConcurrencyLimited => Some((self.config.max_wait.as_millis() as u64).max(1)),
+            Refusal::BulkheadFull | Refusal::RateLimited => None,
         }
     }
 

@@ -4,21 +4,27 @@
 //! |---|---|
 //! | timeout | UNKNOWN — sent, outcome not known |
 //! | circuit breaker ([`breaker`]) | FAILED `CIRCUIT_OPEN` — not sent |
+//! | concurrency limit ([`crate::policy::concurrency`], waits up to a bound) | FAILED `CONCURRENCY_LIMITED` — not sent |
 //! | bulkhead (in-flight cap, no waiting) | FAILED `BULKHEAD_FULL` — not sent |
 //! | limiter ([`crate::policy::limiter`], off by default) | FAILED `RATE_LIMITED` — not sent |
 //!
 //! Only the timeout can make a payment UNKNOWN; every refusal happens before anything
-//! is sent, at once, and is a known failure. Nothing is retried.
+//! is sent and is a known failure. Nothing is retried. Only the concurrency limit makes
+//! a call wait, briefly, for a slot; a call the breaker would refuse is refused before
+//! it waits, and a breaker that opens refuses the calls waiting.
 //!
 //! The devices are asked in that order, and a later refusal gives back what the
 //! earlier ones granted, so the limiter counts exactly the calls that were sent. The
 //! `Permit` of a call in flight gives everything back when dropped, so a cancelled
-//! call never keeps a bulkhead slot or a half-open probe, and the limiter hears that
-//! it is over (it may have reached the PG, so it still counts for a window).
+//! call never keeps a slot, a bulkhead slot or a half-open probe, and the limiter hears
+//! that it is over (it may have reached the PG, so it still counts for a window).
 
 mod answer;
+mod concurrency;
 pub mod control;
 mod limit;
+mod probe;
+mod view;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -28,17 +34,19 @@ use std::time::Duration;
 // tokio's clock, so tests can pause it; it reads the monotonic clock otherwise.
 use tokio::time::Instant;
 
-use serde::Serialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::metrics::Metrics;
 use crate::policy::breaker::{
-    self, Breaker, BreakerConfig, BreakerMode, BreakerPermit, BreakerView, CallResult, Transition,
+    self, Breaker, BreakerConfig, BreakerMode, BreakerPermit, BreakerState, CallResult, Transition,
 };
+use crate::policy::concurrency::{LimitMode, Sample};
 use crate::policy::limiter::LimiterConfig;
 use crate::store::{BreakerControl, SharedBudget};
 pub use answer::Answer;
+use concurrency::{Slot, Slots};
 use limit::{CallLimiter, Unit};
+pub use view::GuardView;
 
 /// The name of the guard in front of approval calls, in metrics, `/admin/guard` and its
 /// operator's setting.
@@ -58,6 +66,10 @@ pub struct GuardConfig {
     pub bulkhead: u32,
     /// `None` turns the breaker off.
     pub breaker: Option<BreakerConfig>,
+    /// The calls out at once (`GATEWAY_CONCURRENCY`).
+    pub concurrency: LimitMode,
+    /// How long a call waits for a slot under it, at most.
+    pub max_wait: Duration,
     pub limiter: LimiterConfig,
 }
 
@@ -68,6 +80,11 @@ impl Default for GuardConfig {
             timeout: Duration::from_secs(3),
             bulkhead: 50,
             breaker: Some(BreakerConfig::default()),
+            concurrency: LimitMode::Adaptive {
+                floor: 2,
+                ceiling: 50,
+            },
+            max_wait: Duration::from_secs(2),
             limiter: LimiterConfig::Off,
         }
     }
@@ -77,17 +94,24 @@ impl Default for GuardConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
     CircuitOpen,
+    ConcurrencyLimited,
     BulkheadFull,
     RateLimited,
 }
 
 impl Refusal {
-    pub const ALL: [Self; 3] = [Self::CircuitOpen, Self::BulkheadFull, Self::RateLimited];
+    pub const ALL: [Self; 4] = [
+        Self::CircuitOpen,
+        Self::ConcurrencyLimited,
+        Self::BulkheadFull,
+        Self::RateLimited,
+    ];
 
     /// The payment's `failureReason`.
     pub fn reason(self) -> &'static str {
         match self {
             Self::CircuitOpen => "CIRCUIT_OPEN",
+            Self::ConcurrencyLimited => "CONCURRENCY_LIMITED",
             Self::BulkheadFull => "BULKHEAD_FULL",
             Self::RateLimited => "RATE_LIMITED",
         }
@@ -101,6 +125,8 @@ pub struct GatewayGuard {
     epoch: Instant,
     bulkhead: Option<Arc<Semaphore>>,
     breaker: Option<Mutex<Breaker>>,
+    /// `None` when the concurrency limit is off.
+    slots: Option<Slots>,
     /// `None` when it is off: nothing on a call's path.
     limiter: Option<CallLimiter>,
     /// The operator's setting of the breaker; `None`: never set, the breaker decides.
@@ -111,13 +137,26 @@ pub struct GatewayGuard {
 
 impl GatewayGuard {
     pub fn new(name: &'static str, config: GuardConfig, metrics: Arc<Metrics>) -> Self {
+        let epoch = Instant::now();
+        // A healthy answer is one the breaker would not call slow.
+        let healthy = config.breaker.map_or(config.timeout, |breaker| {
+            Duration::from_millis(breaker.slow_call_ms).min(config.timeout)
+        });
         let guard = Self {
             name,
             config,
-            epoch: Instant::now(),
+            epoch,
             bulkhead: (config.bulkhead > 0)
                 .then(|| Arc::new(Semaphore::new(config.bulkhead as usize))),
             breaker: config.breaker.map(|c| Mutex::new(Breaker::new(c))),
+            slots: Slots::new(
+                name,
+                config.concurrency,
+                healthy.as_millis() as u64,
+                config.max_wait,
+                epoch,
+                &metrics,
+            ),
             limiter: (config.limiter != LimiterConfig::Off)
                 .then(|| CallLimiter::local(config.limiter)),
             transitions: Mutex::new(VecDeque::new()),
@@ -153,6 +192,7 @@ impl GatewayGuard {
         let permit = self.admit().await.inspect_err(|refusal| {
             self.metrics.guard_refused(self.name, refusal.reason());
         })?;
+        // Sent now: the wait for a slot is not the PG's latency.
         let _in_flight = self.metrics.gateway_call_started(self.name);
         let timeout = self.config.timeout;
         let mut call = std::pin::pin!(call);
@@ -180,71 +220,56 @@ impl GatewayGuard {
     /// Tells the breaker the time, so the calls in flight past the slow-call threshold
     /// count now.
     fn count_overdue(&self) {
-        if let Some(breaker) = &self.breaker {
-            let transition = lock(breaker).overdue(self.now_ms());
+        if let Some(mut breaker) = self.breaker() {
+            let transition = breaker.overdue(self.now_ms());
+            drop(breaker);
             self.note(transition);
         }
     }
 
-    /// The guard as operators see it (`GET /admin/guard`).
-    pub fn view(&self) -> GuardView {
-        let breaker = self.breaker.as_ref().map(|breaker| {
-            let (view, transition) = lock(breaker).observe(self.now_ms());
-            self.note(transition);
-            view
-        });
-        GuardView {
-            name: self.name,
-            timeout_ms: self.config.timeout.as_millis() as u64,
-            in_flight: self.metrics.gateway_in_flight(self.name),
-            bulkhead: BulkheadView {
-                enabled: self.bulkhead.is_some(),
-                max_concurrent: self.config.bulkhead,
-                available: self
-                    .bulkhead
-                    .as_ref()
-                    .map_or(0, |slots| slots.available_permits() as u32),
-            },
-            breaker: BreakerStatus {
-                enabled: breaker.is_some(),
-                control: lock(&self.control).clone(),
-                now_ms: self.now_ms(),
-                state: breaker,
-                transitions: lock(&self.transitions).iter().copied().collect(),
-            },
-            limiter: LimiterView {
-                kind: self.config.limiter.name(),
-                shared: self.limiter.as_ref().is_some_and(CallLimiter::is_shared),
-                rate: self
-                    .config
-                    .limiter
-                    .rate()
-                    .map(|rate| format!("{}/{}ms", rate.limit, rate.window_ms)),
-            },
-            refusals: Refusal::ALL
-                .iter()
-                .map(|refusal| {
-                    let count = self.metrics.guard_refusals(self.name, refusal.reason());
-                    (refusal.reason(), count)
-                })
-                .collect(),
-        }
+    /// The breaker, told first how many calls wait for a slot: traffic it has seen. The
+    /// two locks are never held together.
+    fn breaker(&self) -> Option<MutexGuard<'_, Breaker>> {
+        let waiting = self.slots.as_ref().map_or(0, Slots::waiting);
+        self.breaker.as_ref().map(|breaker| {
+            let mut breaker = lock(breaker);
+            breaker.set_waiting(waiting);
+            breaker
+        })
     }
 
     async fn admit(&self) -> Result<Permit<'_>, Refusal> {
-        let now_ms = self.now_ms();
-        let breaker = match (&self.breaker, self.mode()) {
-            (_, BreakerMode::ForcedOpen) => return Err(Refusal::CircuitOpen),
-            (None, _) | (_, BreakerMode::Disabled) => None,
-            (Some(breaker), BreakerMode::Auto) => {
-                let (permit, transition) = lock(breaker).try_acquire(now_ms);
-                self.note(transition);
-                Some(permit.map_err(|_| Refusal::CircuitOpen)?)
-            }
+        // A call the breaker would refuse now is refused before it waits for a slot.
+        let refused_now = match self.mode() {
+            BreakerMode::ForcedOpen => true,
+            BreakerMode::Disabled => false,
+            BreakerMode::Auto => self.breaker().is_some_and(|b| !b.admits(self.now_ms())),
+        };
+        if refused_now {
+            return Err(Refusal::CircuitOpen);
+        }
+        let slot = match &self.slots {
+            Some(slots) => Some(slots.acquire().await?),
+            None => None,
+        };
+        // Asked again: the wait may have changed the breaker, or its setting.
+        let breaker = match self.mode() {
+            BreakerMode::ForcedOpen => return Err(Refusal::CircuitOpen),
+            BreakerMode::Disabled => None,
+            BreakerMode::Auto => match self.breaker() {
+                None => None,
+                Some(mut breaker) => {
+                    let (permit, transition) = breaker.try_acquire(self.now_ms());
+                    drop(breaker);
+                    self.note(transition);
+                    Some(permit.map_err(|_| Refusal::CircuitOpen)?)
+                }
+            },
         };
         let mut permit = Permit {
             guard: self,
             breaker,
+            concurrency: slot,
             slot: None,
             unit: None,
             started: Instant::now(),
@@ -256,12 +281,20 @@ impl GatewayGuard {
         if let Some(limiter) = &self.limiter {
             permit.unit = Some(limiter.take(self.name, self.epoch).await?);
         }
+        permit.started = Instant::now();
         Ok(permit)
     }
 
     /// Milliseconds since the guard was made: monotonic, whatever the wall clock does.
     fn now_ms(&self) -> u64 {
         self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Refuses the calls waiting for a slot: the breaker opened, or was forced open.
+    fn refuse_waiting(&self) {
+        if let Some(slots) = &self.slots {
+            slots.refuse_waiting(Refusal::CircuitOpen);
+        }
     }
 
     fn note(&self, transition: Option<Transition>) {
@@ -275,6 +308,9 @@ impl GatewayGuard {
             "circuit breaker changed state"
         );
         self.metrics.breaker_transition(self.name, &transition);
+        if transition.to == BreakerState::Open {
+            self.refuse_waiting();
+        }
         let mut kept = lock(&self.transitions);
         if kept.len() == TRANSITIONS_KEPT {
             kept.pop_front();
@@ -284,11 +320,13 @@ impl GatewayGuard {
 }
 
 /// One admitted call. Reporting its answer consumes it; dropping it unreported gives
-/// back the half-open probe slot it may hold. The bulkhead slot goes with it, and
-/// either way the limiter hears that the call is over.
+/// back the half-open probe slot it may hold. The slot under the concurrency limit and
+/// the bulkhead slot go with it, and either way the limiter hears that the call is over.
 struct Permit<'a> {
     guard: &'a GatewayGuard,
     breaker: Option<BreakerPermit>,
+    /// Under the concurrency limit; what it learns of the call is reported with it.
+    concurrency: Option<Slot<'a>>,
     slot: Option<OwnedSemaphorePermit>,
     /// The limiter's unit (it is asked last), given back when the call is over.
     unit: Option<Unit<'a>>,
@@ -302,13 +340,20 @@ impl Permit<'_> {
         guard
             .metrics
             .gateway_call_finished(guard.name, answer.kind(), elapsed);
-        if let (Some(permit), Some(breaker)) = (self.breaker.take(), &guard.breaker) {
+        let latency_ms = elapsed.as_millis() as u64;
+        let failed = answer.is_failure();
+        if let (Some(permit), Some(mut breaker)) = (self.breaker.take(), guard.breaker()) {
             let result = CallResult {
-                failed: answer.is_failure(),
-                duration_ms: elapsed.as_millis() as u64,
+                failed,
+                duration_ms: latency_ms,
             };
-            let transition = lock(breaker).record(permit, result, guard.now_ms());
+            let transition = breaker.record(permit, result, guard.now_ms());
+            drop(breaker);
             guard.note(transition);
+        }
+        // After the breaker heard: a call handed this slot finds the breaker up to date.
+        if let Some(slot) = self.concurrency.take() {
+            slot.finish(Sample { latency_ms, failed });
         }
     }
 }
@@ -325,52 +370,6 @@ impl Drop for Permit<'_> {
 /// The guard's locks guard plain data that every step leaves consistent.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GuardView {
-    pub name: &'static str,
-    pub timeout_ms: u64,
-    pub in_flight: i64,
-    pub bulkhead: BulkheadView,
-    pub breaker: BreakerStatus,
-    pub limiter: LimiterView,
-    /// Calls refused since start, by `failureReason`.
-    pub refusals: std::collections::BTreeMap<&'static str, u64>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BulkheadView {
-    pub enabled: bool,
-    pub max_concurrent: u32,
-    pub available: u32,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BreakerStatus {
-    pub enabled: bool,
-    /// The operator's setting, with who, why and when; absent: never set (`AUTO`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub control: Option<BreakerControl>,
-    /// The guard's clock (ms since start), the time base of `openUntilMs` and `atMs`.
-    pub now_ms: u64,
-    #[serde(flatten)]
-    pub state: Option<BreakerView>,
-    /// The latest transitions, oldest first.
-    pub transitions: Vec<Transition>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LimiterView {
-    pub kind: &'static str,
-    /// Whether every instance on the database counts against this one limit.
-    pub shared: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate: Option<String>,
 }
 
 #[cfg(test)]

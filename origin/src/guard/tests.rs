@@ -27,7 +27,7 @@ pub(super) fn guard(config: GuardConfig) -> (GatewayGuard, Arc<Metrics>) {
     )
 }
 
-fn small_breaker() -> BreakerConfig {
+pub(super) fn small_breaker() -> BreakerConfig {
     BreakerConfig {
         window: 4,
         min_calls: 2,
@@ -38,7 +38,7 @@ fn small_breaker() -> BreakerConfig {
 }
 
 /// A call through `guard` that the PG approves once `release` is sent or dropped.
-fn held_call(
+pub(super) fn held_call(
     guard: &Arc<GatewayGuard>,
 ) -> (
     oneshot::Sender<()>,
@@ -149,6 +149,7 @@ async fn connection_errors_5xx_and_refusals_for_our_rate_open_the_breaker() {
 async fn a_full_bulkhead_refuses_at_once_and_a_finished_call_frees_its_slot() {
     let (guard, metrics) = guard(GuardConfig {
         bulkhead: 2,
+        concurrency: LimitMode::Off,
         ..GuardConfig::default()
     });
     let guard = Arc::new(guard);

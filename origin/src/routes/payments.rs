@@ -23,7 +23,6 @@ use crate::clock::now_ms;
 use crate::edge_signature::EdgeCaller;
 use crate::error::{error_body, ApiError};
 use crate::gateway::{self, Confirmed, GatewayAnswer, Order};
-use crate::guard::Refusal;
 use crate::idempotency::{self, Answer};
 use crate::state::AppState;
 use crate::store::transient::retry_transient;
@@ -235,9 +234,7 @@ async fn settle_payment(
             outcome
         }
         Err(refusal) => {
-            if refusal == Refusal::CircuitOpen {
-                *paused_for_ms = state.guard.refusing_for_ms();
-            }
+            *paused_for_ms = state.guard.paused_for_ms(refusal);
             Outcome::Failed {
                 reason: refusal.reason().into(),
             }

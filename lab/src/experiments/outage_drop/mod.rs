@@ -2,7 +2,8 @@
 //! for a gated event through the edge, each checking out once admitted; the PG answers
 //! after 6 s (past the 3 s timeout) for 40 s in the middle of the run. Counted: passes
 //! that ran out before their holder could pay, gated confirms the edge forwarded while
-//! its rooms said payments were paused, and what reached the dead PG.
+//! its rooms said payments were paused, and what reached the dead PG — with the origin's
+//! concurrency limit on (the default) and off.
 
 mod client;
 
@@ -31,6 +32,8 @@ const ADMIT: u32 = 20;
 const PASS_TTL_SECONDS: u32 = 20;
 /// How long an admitted buyer takes to check out before confirming.
 const THINK: Duration = Duration::from_secs(3);
+/// The most confirms that may reach the dead PG in one run with the limit on (issue 36).
+const AT_PG_BOUND: f64 = 5.0;
 
 #[derive(Default)]
 struct Figures {
@@ -42,6 +45,7 @@ struct Figures {
     refused_paused: Vec<f64>,
     approved: Vec<f64>,
     circuit_open: Vec<f64>,
+    limited: Vec<f64>,
     unknown: Vec<f64>,
     forwarded_while_paused: Vec<f64>,
     at_pg_in_outage: Vec<f64>,
@@ -51,50 +55,30 @@ struct Figures {
 
 /// `edge_build`: the edge build it runs (`build/` when `None`).
 pub async fn report(runs: u32, _out: &Path, edge_build: Option<&Path>) -> anyhow::Result<Report> {
-    let mut f = Figures::default();
-    for _ in 1..=runs {
-        run_once(&mut f, edge_build).await?;
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for (label, env) in [
+        ("on", Vec::new()),
+        ("off", vec![("GATEWAY_CONCURRENCY", "off".to_owned())]),
+    ] {
+        let mut f = Figures::default();
+        for _ in 1..=runs {
+            run_once(&mut f, &env, edge_build).await?;
+        }
+        rows.push(row(label, &f));
+        notes.extend(acceptance(label, &f));
     }
-    let lost_in_outage = f.lost_in_outage.iter().all(|n| *n == 0.0);
-    let paused = f.forwarded_while_paused.iter().all(|n| *n == 0.0);
-    let beyond_probes = f
-        .at_pg_in_outage
-        .iter()
-        .zip(&f.at_pg_before_open)
-        .zip(&f.half_open_cycles)
-        .map(|((all, before), cycles)| all - before - cycles)
-        .fold(0.0, f64::max);
-    let notes = vec![
-        format!(
-            "Acceptance: passes that ran out unused during the outage — {}: {}. Gated confirms \
-             the edge forwarded while its rooms said payments were paused — {}: {}. What the \
-             first check covers: {} buyers in every run paid after the time their pass was \
-             first issued to end — each would have lost it to the outage, unextended.",
-            range(&f.lost_in_outage, 0),
-            verdict(lost_in_outage),
-            range(&f.forwarded_while_paused, 0),
-            verdict(paused),
-            range(&f.saved, 0),
-        ),
-        format!(
-            "What reached the dead PG: {} confirms during the outage, of which {} before the \
-             breaker first opened (the cost of seeing the stall, as in experiment 3) and the \
-             rest its half-open probes ({} cycles); beyond those, at most {beyond_probes:.0} \
-             in any run: {}.",
-            range(&f.at_pg_in_outage, 0),
-            range(&f.at_pg_before_open, 0),
-            range(&f.half_open_cycles, 0),
-            verdict(beyond_probes <= 0.0),
-        ),
-        "How the edge learns: a gated confirm reaches the origin, whose open breaker refuses \
-         it (201 FAILED `CIRCUIT_OPEN`, never sent to the PG) and says for how long; every \
-         gated room then holds that long — no new pass, live passes extended — and the next \
-         confirms stop at the edge (503 `PAYMENTS_PAUSED`). So each open period costs the \
-         origin a few refused confirms, counted in the table, and the PG nothing. \"Forwarded \
-         while paused\" counts a forwarded confirm whose whole request fell inside a time a \
-         waiting buyer's poll showed paused (`paused: true`, until `pausedUntil`)."
+    notes.push(
+        "How the edge learns: a gated confirm reaches the origin, whose guard refuses it \
+         (201 FAILED `CIRCUIT_OPEN` or `CONCURRENCY_LIMITED`, never sent to the PG) and says \
+         for how long payments stay paused; every gated room then holds that long — no new \
+         pass, live passes extended — and the next confirms stop at the edge (503 \
+         `PAYMENTS_PAUSED`). So each open period costs the origin a few refused confirms, \
+         counted in the table, and the PG nothing. \"Forwarded while paused\" counts a \
+         forwarded confirm whose whole request fell inside a time a waiting buyer's poll \
+         showed paused (`paused: true`, until `pausedUntil`)."
             .into(),
-    ];
+    );
     Ok(Report {
         runtime: "the edge under `workerd serve`, the origin and the gateway simulator as \
             release builds, all on loopback; SQLite, one origin",
@@ -107,7 +91,8 @@ pub async fn report(runs: u32, _out: &Path, edge_build: Option<&Path>) -> anyhow
              with the same after `PAYMENTS_PAUSED` (after `Retry-After`); approved or unknown, \
              it is done; a lost pass sends it back to the queue. The PG answers after 6 s \
              (`DELAY`) from +{OUTAGE_START:.0} s to +{OUTAGE_END:.0} s, normally otherwise; \
-             {SECONDS} s per run. Origin and edge at their defaults otherwise. A pass lives \
+             {SECONDS} s per run. Origin and edge at their defaults otherwise: the origin's \
+             concurrency limit adaptive (\"on\"), or `GATEWAY_CONCURRENCY=off`. A pass lives \
              {PASS_TTL_SECONDS} s, half the outage: unextended, every pass live when it began \
              would run out in it. The seed ran no such experiment; its queue had no \
              knowledge of the PG.",
@@ -120,32 +105,16 @@ pub async fn report(runs: u32, _out: &Path, edge_build: Option<&Path>) -> anyhow
         },
         ours: Table {
             header: vec![
+                "concurrency limit",
                 "passes issued",
                 "passes lost (in the outage)",
                 "paid past the pass's first expiry",
                 "confirms refused PAYMENTS_PAUSED",
-                "forwarded: APPROVED / CIRCUIT_OPEN / UNKNOWN",
+                "forwarded: APPROVED / CIRCUIT_OPEN / CONCURRENCY_LIMITED / UNKNOWN",
                 "forwarded while paused",
                 "at the PG in the outage (before it opened)",
             ],
-            rows: vec![vec![
-                range(&f.admitted, 0),
-                format!("{} ({})", range(&f.lost, 0), range(&f.lost_in_outage, 0)),
-                range(&f.saved, 0),
-                range(&f.refused_paused, 0),
-                format!(
-                    "{} / {} / {}",
-                    range(&f.approved, 0),
-                    range(&f.circuit_open, 0),
-                    range(&f.unknown, 0)
-                ),
-                range(&f.forwarded_while_paused, 0),
-                format!(
-                    "{} ({})",
-                    range(&f.at_pg_in_outage, 0),
-                    range(&f.at_pg_before_open, 0)
-                ),
-            ]],
+            rows,
         }
         .into(),
         notes,
@@ -153,8 +122,82 @@ pub async fn report(runs: u32, _out: &Path, edge_build: Option<&Path>) -> anyhow
     })
 }
 
-async fn run_once(f: &mut Figures, edge_build: Option<&Path>) -> anyhow::Result<()> {
-    let stack = Stack::start(&[]).await?;
+/// One configuration's row of the table.
+fn row(label: &str, f: &Figures) -> Vec<String> {
+    vec![
+        label.to_owned(),
+        range(&f.admitted, 0),
+        format!("{} ({})", range(&f.lost, 0), range(&f.lost_in_outage, 0)),
+        range(&f.saved, 0),
+        range(&f.refused_paused, 0),
+        format!(
+            "{} / {} / {} / {}",
+            range(&f.approved, 0),
+            range(&f.circuit_open, 0),
+            range(&f.limited, 0),
+            range(&f.unknown, 0)
+        ),
+        range(&f.forwarded_while_paused, 0),
+        format!(
+            "{} ({})",
+            range(&f.at_pg_in_outage, 0),
+            range(&f.at_pg_before_open, 0)
+        ),
+    ]
+}
+
+/// One configuration's acceptance checks.
+fn acceptance(label: &str, f: &Figures) -> Vec<String> {
+    let lost_in_outage = f.lost_in_outage.iter().all(|n| *n == 0.0);
+    let paused = f.forwarded_while_paused.iter().all(|n| *n == 0.0);
+    let beyond_probes = f
+        .at_pg_in_outage
+        .iter()
+        .zip(&f.at_pg_before_open)
+        .zip(&f.half_open_cycles)
+        .map(|((all, before), cycles)| all - before - cycles)
+        .fold(0.0, f64::max);
+    let at_pg_met = f.at_pg_in_outage.iter().all(|n| *n <= AT_PG_BOUND);
+    vec![
+        format!(
+            "Acceptance (limit {label}): passes that ran out unused during the outage — {}: \
+             {}. Gated confirms the edge forwarded while its rooms said payments were paused \
+             — {}: {}. What the first check covers: {} buyers in every run paid after the time \
+             their pass was first issued to end — each would have lost it to the outage, \
+             unextended.",
+            range(&f.lost_in_outage, 0),
+            verdict(lost_in_outage),
+            range(&f.forwarded_while_paused, 0),
+            verdict(paused),
+            range(&f.saved, 0),
+        ),
+        format!(
+            "What reached the dead PG (limit {label}): {} confirms during the outage, of which \
+             {} before the breaker first opened (the cost of seeing the stall, as in experiment \
+             3) and the rest its half-open probes ({} cycles); beyond those, at most \
+             {beyond_probes:.0} in any run: {}.{}",
+            range(&f.at_pg_in_outage, 0),
+            range(&f.at_pg_before_open, 0),
+            range(&f.half_open_cycles, 0),
+            verdict(beyond_probes <= 0.0),
+            if label == "on" {
+                format!(
+                    " At most {AT_PG_BOUND:.0} per run (issue 36): {}.",
+                    verdict(at_pg_met)
+                )
+            } else {
+                String::new()
+            },
+        ),
+    ]
+}
+
+async fn run_once(
+    f: &mut Figures,
+    origin_env: &[(&str, String)],
+    edge_build: Option<&Path>,
+) -> anyhow::Result<()> {
+    let stack = Stack::start(origin_env).await?;
     stack.set_event(EVENT, 1_000_000, 5_000).await?;
     let vars = [
         ("GATED_EVENTS", EVENT.to_owned()),
@@ -224,6 +267,7 @@ async fn run_once(f: &mut Figures, edge_build: Option<&Path>) -> anyhow::Result<
     f.refused_paused.push(sum(&|j| j.refused_paused as usize));
     f.approved.push(outcomes("APPROVED"));
     f.circuit_open.push(outcomes("FAILED:CIRCUIT_OPEN"));
+    f.limited.push(outcomes("FAILED:CONCURRENCY_LIMITED"));
     f.unknown.push(outcomes("UNKNOWN"));
     f.forwarded_while_paused.push(
         forwarded

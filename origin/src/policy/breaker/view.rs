@@ -46,9 +46,11 @@ impl Breaker {
         match self.state {
             BreakerState::Closed => None,
             // Waited, and a look-up probe decides: judged at the slow-call threshold.
-            BreakerState::Open if self.probed && self.waited(now_ms) => {
-                Some(self.config.slow_call_ms.clamp(1, self.config.open_ms.max(1)))
-            }
+            BreakerState::Open if self.probed && self.waited(now_ms) => Some(
+                self.config
+                    .slow_call_ms
+                    .clamp(1, self.config.open_ms.max(1)),
+            ),
             BreakerState::Open => Some(self.open_until().saturating_sub(now_ms).max(1)),
             BreakerState::HalfOpen => {
                 let probe = self

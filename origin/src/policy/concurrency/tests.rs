@@ -143,7 +143,9 @@ fn a_slow_but_steady_pg_from_a_cold_start_loses_no_call() {
     let slow = ConcurrencyLimit::new(ADAPTIVE, 2_500);
     let mut limit = slow.expect("a limit");
     let mut rng = Rng(13);
-    let run = simulate(&mut limit, &steady(0, 10, 600), |_| 1_000 + rng.below(1_001));
+    let run = simulate(&mut limit, &steady(0, 10, 600), |_| {
+        1_000 + rng.below(1_001)
+    });
     assert_eq!(run.refused, 0, "{run:?}");
     assert!(run.peak_limit >= 20, "Little's law: 10/s × 1.5 s × 2");
 }
@@ -227,8 +229,14 @@ fn after_a_stall_the_limit_is_back_to_its_healthy_level_within_two_seconds() {
     let before = healthy(5_000, stall_from);
     let high = before.iter().max().copied().unwrap_or_default();
     let after = healthy(stall_to + TIMEOUT_MS + 2_000, 40_000);
-    assert!(after.iter().all(|&limit| (2..=high).contains(&limit)), "{after:?}");
-    assert!(median(&after).abs_diff(median(&before)) <= 1, "{before:?} {after:?}");
+    assert!(
+        after.iter().all(|&limit| (2..=high).contains(&limit)),
+        "{after:?}"
+    );
+    assert!(
+        median(&after).abs_diff(median(&before)) <= 1,
+        "{before:?} {after:?}"
+    );
 }
 
 fn median(values: &[u32]) -> u32 {
@@ -241,15 +249,34 @@ fn median(values: &[u32]) -> u32 {
 fn a_burst_s_headroom_is_given_back_once_no_call_has_waited_for_a_window() {
     let mut limit = adaptive();
     for at in 0..40 {
-        assert_eq!(limit.arrive(at), if at < 2 { Admission::Now } else { Admission::Wait });
+        assert_eq!(
+            limit.arrive(at),
+            if at < 2 {
+                Admission::Now
+            } else {
+                Admission::Wait
+            }
+        );
     }
     while limit.hand_over() {}
     for n in 0..40u64 {
-        limit.finish(100 + n, Sample { latency_ms: 100, failed: false });
+        limit.finish(
+            100 + n,
+            Sample {
+                latency_ms: 100,
+                failed: false,
+            },
+        );
         while limit.hand_over() {}
     }
-    assert!(limit.limit(200) > 20, "raised by healthy answers while calls waited");
-    assert!(limit.limit(200 + WINDOW_MS) <= 2, "nothing offered for a window: the floor");
+    assert!(
+        limit.limit(200) > 20,
+        "raised by healthy answers while calls waited"
+    );
+    assert!(
+        limit.limit(200 + WINDOW_MS) <= 2,
+        "nothing offered for a window: the floor"
+    );
 }
 
 #[test]
@@ -258,10 +285,19 @@ fn an_unhealthy_answer_halves_the_limit_down_to_the_floor() {
     limit.limit = 20;
     limit.in_flight = 3;
     limit.waited_at_ms = Some(0);
-    let failed = Sample { latency_ms: 3_000, failed: true };
+    let failed = Sample {
+        latency_ms: 3_000,
+        failed: true,
+    };
     limit.finish(0, failed);
     assert_eq!(limit.limit(0), 10);
-    limit.finish(0, Sample { latency_ms: HEALTHY_MS, failed: false });
+    limit.finish(
+        0,
+        Sample {
+            latency_ms: HEALTHY_MS,
+            failed: false,
+        },
+    );
     assert_eq!(limit.limit(0), 5, "slow is unhealthy too");
     limit.finish(0, failed);
     assert_eq!(limit.limit(0), 2, "never below the floor");
@@ -269,7 +305,10 @@ fn an_unhealthy_answer_halves_the_limit_down_to_the_floor() {
 
 #[test]
 fn the_line_holds_the_ceiling_and_refuses_past_it() {
-    let mode = LimitMode::Adaptive { floor: 1, ceiling: 3 };
+    let mode = LimitMode::Adaptive {
+        floor: 1,
+        ceiling: 3,
+    };
     let mut limit = ConcurrencyLimit::new(mode, HEALTHY_MS).expect("a limit");
     let admissions: Vec<Admission> = (0..6).map(|at| limit.arrive(at)).collect();
     use Admission::*;

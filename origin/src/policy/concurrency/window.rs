@@ -41,11 +41,12 @@ impl Window {
 
     /// The mean latency of the healthy calls over the window, or the latest measured.
     pub(super) fn latency_ms(&self, now_ms: u64) -> Option<u64> {
-        let (calls, sum) = self
-            .live(now_ms)
-            .fold((0, 0u64), |(calls, sum), bucket| {
-                (calls + bucket.healthy, sum.saturating_add(bucket.latency_sum_ms))
-            });
+        let (calls, sum) = self.live(now_ms).fold((0, 0u64), |(calls, sum), bucket| {
+            (
+                calls + bucket.healthy,
+                sum.saturating_add(bucket.latency_sum_ms),
+            )
+        });
         match calls {
             0 => self.latest_latency_ms,
             _ => Some(sum.div_ceil(calls)),
@@ -55,9 +56,9 @@ impl Window {
     /// The buckets within the window ending at `now_ms`.
     fn live(&self, now_ms: u64) -> impl Iterator<Item = &Bucket> {
         let current = now_ms / BUCKET_MS;
-        self.buckets
-            .iter()
-            .filter(move |bucket| bucket.index <= current && current - bucket.index < BUCKETS as u64)
+        self.buckets.iter().filter(move |bucket| {
+            bucket.index <= current && current - bucket.index < BUCKETS as u64
+        })
     }
 
     /// The bucket `now_ms` falls in, emptied if it last counted an older stretch.

@@ -303,5 +303,5 @@ fn it_says_how_long_it_will_go_on_refusing() {
     );
 }
 
-mod scripted;
 mod probes;
+mod scripted;

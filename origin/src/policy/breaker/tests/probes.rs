@@ -14,14 +14,21 @@ fn an_open_breaker_with_look_up_probes_lets_no_payment_through_until_one_answers
     let mut breaker = open_probed();
     assert_eq!(breaker.probe_due(999), None, "still waiting");
     assert!(!breaker.admits(1_000));
-    assert_eq!(breaker.try_acquire(1_000).0, Err(CircuitOpen), "no payment probes");
+    assert_eq!(
+        breaker.try_acquire(1_000).0,
+        Err(CircuitOpen),
+        "no payment probes"
+    );
     let ticket = breaker.probe_due(1_000).expect("a probe is due");
     assert_eq!(breaker.probe_due(1_000), None, "one at a time");
     assert_eq!(breaker.observe(1_000).0.probes_in_flight, 1);
     let transition = breaker.probe_answered(ticket, true, 1_050);
     assert_eq!(transition.map(|t| t.to), Some(BreakerState::HalfOpen));
     assert!(breaker.admits(1_050));
-    assert!(breaker.try_acquire(1_050).0.is_ok(), "payments probe as before");
+    assert!(
+        breaker.try_acquire(1_050).0.is_ok(),
+        "payments probe as before"
+    );
 }
 
 #[test]

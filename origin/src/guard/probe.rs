@@ -1,0 +1,86 @@
+//! Look-up probes for the approve guard's breaker (`policy/breaker/probe.rs`): once an
+//! open breaker's wait is over, the guard looks up an order that cannot exist, instead
+//! of letting a customer's payment find out whether the PG is back. A look-up charges
+//! nobody, and any status (NOT_FOUND above all) within the slow-call threshold is the PG
+//! answering; no answer, or a late one, keeps the breaker open for another wait.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::{Answer, GatewayGuard};
+use crate::gateway::{Gateway, Order};
+use crate::policy::breaker::BreakerMode;
+
+/// How often the guard asks whether a probe is due.
+const PROBE_POLL: Duration = Duration::from_millis(100);
+
+impl GatewayGuard {
+    /// Sends the breaker's probes as look-ups to `gateway`, for as long as the guard
+    /// lives. Without a breaker, nothing to do.
+    pub fn start_probing(self: &Arc<Self>, gateway: Arc<dyn Gateway>) -> Option<JoinHandle<()>> {
+        let mut breaker = self.breaker()?;
+        breaker.probe_with_look_ups();
+        drop(breaker);
+        Some(tokio::spawn(probe_while_alive(
+            Arc::downgrade(self),
+            gateway,
+        )))
+    }
+
+    /// Sends one probe if one is due now.
+    async fn probe(&self, gateway: &dyn Gateway) {
+        if self.mode() != BreakerMode::Auto {
+            return;
+        }
+        let Some(ticket) = self.breaker().and_then(|mut b| b.probe_due(self.now_ms())) else {
+            return;
+        };
+        // No order has such an id: ours are the shop's, and the PG's are its own.
+        let mut bytes = [0u8; 8];
+        let nonce = match getrandom::fill(&mut bytes) {
+            Ok(()) => u64::from_le_bytes(bytes),
+            Err(_) => self.now_ms(),
+        };
+        let order_id = format!("probe-{nonce:016x}");
+        let reference = format!("pi_probe{nonce:016x}");
+        let order = Order {
+            order_id: &order_id,
+            payment_key: "",
+            amount: 0,
+            confirm_key: &order_id,
+            reference: Some(&reference),
+        };
+        let started = Instant::now();
+        let answer = tokio::time::timeout(self.config.timeout, gateway.look_up(&order)).await;
+        let took = started.elapsed();
+        let slow = self.config.breaker.map_or(self.config.timeout, |b| {
+            Duration::from_millis(b.slow_call_ms)
+        });
+        let healthy = answer.as_ref().is_ok_and(|status| !status.is_failure()) && took < slow;
+        tracing::info!(
+            guard = self.name,
+            healthy,
+            took_ms = took.as_millis() as u64,
+            "the breaker's look-up probe answered"
+        );
+        let transition = self
+            .breaker()
+            .and_then(|mut b| b.probe_answered(ticket, healthy, self.now_ms()));
+        self.note(transition);
+    }
+}
+
+async fn probe_while_alive(guard: Weak<GatewayGuard>, gateway: Arc<dyn Gateway>) {
+    let mut every = tokio::time::interval(PROBE_POLL);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let Some(guard) = guard.upgrade() else {
+            return;
+        };
+        guard.probe(gateway.as_ref()).await;
+    }
+}
