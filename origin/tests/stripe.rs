@@ -272,3 +272,18 @@ async fn localstripe_s_own_webhook_verifies_and_names_the_order() {
         "{hint:?}"
     );
 }
+
+#[tokio::test]
+async fn a_breaker_probe_is_a_look_up_that_localstripe_answers_not_found() {
+    let localstripe = Localstripe::start().await;
+    assert!(
+        adapter(localstripe.url())
+            .answers("probe-0123456789abcdef")
+            .await
+    );
+    // Nothing listening: no answer.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let url = format!("http://{}", closed.local_addr().expect("its address"));
+    drop(closed);
+    assert!(!adapter(&url).answers("probe-0123456789abcdef").await);
+}

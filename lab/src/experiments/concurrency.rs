@@ -7,6 +7,7 @@ use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use anyhow::Result;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -16,6 +17,9 @@ use crate::load::{open_model, Sample};
 use crate::observe::EVERY;
 use crate::stack::Stack;
 use crate::stats::{percentile_ms, range};
+
+/// Every payment of a run, and the burst's alone.
+type Both = (Vec<Sample>, Vec<Sample>);
 
 const LIMITED: &str = "FAILED:CONCURRENCY_LIMITED";
 const BURST: u64 = 50;
@@ -38,17 +42,19 @@ impl Case {
         }
     }
 
-    fn env(self) -> Vec<(&'static str, String)> {
+    /// The origin's variables, the simulator's faults, payments a second and for how
+    /// long (s).
+    fn settings(self) -> (Vec<(&'static str, String)>, Value, f64, u64) {
+        let jittery = json!({"mode": "DELAY", "delayMs": 0, "jitterMs": 300});
         match self {
-            Case::Slow => vec![("BREAKER_SLOW_CALL_MS", "2500".into())],
-            _ => Vec::new(),
-        }
-    }
-
-    fn faults(self) -> Value {
-        match self {
-            Case::Slow => json!({"mode": "DELAY", "delayMs": 1_000, "jitterMs": 1_000}),
-            _ => json!({"mode": "DELAY", "delayMs": 0, "jitterMs": 300}),
+            Case::Jittery => (Vec::new(), jittery, 100.0, 100),
+            Case::Burst => (Vec::new(), jittery, 10.0, 15),
+            Case::Slow => (
+                vec![("BREAKER_SLOW_CALL_MS", "2500".into())],
+                json!({"mode": "DELAY", "delayMs": 1_000, "jitterMs": 1_000}),
+                10.0,
+                60,
+            ),
         }
     }
 }
@@ -63,90 +69,55 @@ struct Run {
     transitions: Vec<(f64, String)>,
 }
 
-/// One case's figures over its runs.
-#[derive(Default)]
-struct Figures {
-    payments: Vec<f64>,
-    approved: Vec<f64>,
-    limited: Vec<f64>,
-    other: Vec<f64>,
-    /// Outcomes neither APPROVED nor CONCURRENCY_LIMITED, summed over the runs.
-    others: BTreeMap<String, usize>,
-    limit_median: Vec<f64>,
-    limit_max: Vec<f64>,
-    waiting_max: Vec<f64>,
-    burst_limited: Vec<f64>,
-    burst_p95: Vec<f64>,
-    transitions: Vec<String>,
+impl Run {
+    /// Payments neither APPROVED nor CONCURRENCY_LIMITED.
+    fn others(&self) -> impl Iterator<Item = &Sample> {
+        let other = |s: &&Sample| s.outcome != "APPROVED" && s.outcome != LIMITED;
+        self.payments.iter().filter(other)
+    }
+
+    fn burst_p95(&self) -> f64 {
+        percentile_ms(&self.burst.iter().collect::<Vec<_>>(), 95.0)
+    }
+
+    /// When the refused payments were sent, and the breaker's transitions.
+    fn timeline(&self) -> String {
+        let refused = self.payments.iter().filter(|s| s.outcome == LIMITED);
+        let sent: Vec<f64> = refused.map(|s| s.sent_at.as_secs_f64()).collect();
+        let refused = match sent.as_slice() {
+            [] => String::new(),
+            [first, .., last] | [first @ last] => {
+                format!("refused payments sent +{first:.1}–{last:.1} s; ")
+            }
+        };
+        let changes = self.transitions.iter();
+        let changes: Vec<String> = changes.map(|(at, c)| format!("+{at:.1}s {c}")).collect();
+        match changes.is_empty() {
+            true => format!("{refused}breaker: no transition"),
+            false => format!("{refused}breaker: {}", changes.join(", ")),
+        }
+    }
 }
 
-impl Figures {
-    fn add(&mut self, run: &Run) {
-        let approved = count(&run.payments, "APPROVED");
-        let limited = count(&run.payments, LIMITED);
-        self.payments.push(run.payments.len() as f64);
-        self.approved.push(approved as f64);
-        self.limited.push(limited as f64);
-        self.other
-            .push((run.payments.len() - approved - limited) as f64);
-        for sample in &run.payments {
-            if sample.outcome != "APPROVED" && sample.outcome != LIMITED {
-                let key = format!("{} {}", sample.status, sample.outcome);
-                *self.others.entry(key).or_default() += 1;
-            }
-        }
-        self.limit_median.push(median(&run.limits));
-        self.limit_max
-            .push(run.limits.iter().copied().fold(0.0, f64::max));
-        self.waiting_max
-            .push(run.waiting.iter().copied().fold(0.0, f64::max));
-        if !run.burst.is_empty() {
-            self.burst_limited.push(count(&run.burst, LIMITED) as f64);
-            let burst: Vec<&Sample> = run.burst.iter().collect();
-            self.burst_p95.push(percentile_ms(&burst, 95.0));
-        }
-        self.transitions.push(match run.transitions.as_slice() {
-            [] => "none".into(),
-            all => all
-                .iter()
-                .map(|(at, change)| format!("+{at:.1}s {change}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        });
-    }
+/// `low–high` over `runs` of `figure`.
+fn over(runs: &[Run], figure: impl Fn(&Run) -> f64) -> String {
+    range(&runs.iter().map(figure).collect::<Vec<_>>(), 0)
+}
 
-    fn none_limited(&self) -> bool {
-        self.limited.iter().all(|n| *n == 0.0)
-    }
-
-    fn others_text(&self) -> String {
-        match self.others.is_empty() {
-            true => "none".into(),
-            false => self
-                .others
-                .iter()
-                .map(|(outcome, n)| format!("{outcome}: {n}"))
-                .collect::<Vec<_>>()
-                .join("; "),
-        }
-    }
+fn max(values: &[f64]) -> f64 {
+    values.iter().copied().fold(0.0, f64::max)
 }
 
 /// The middle of `values` (nearest rank); 0 for none.
 fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    sorted
-        .get(sorted.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or_default()
+    let middle = sorted.len().saturating_sub(1) / 2;
+    sorted.get(middle).copied().unwrap_or_default()
 }
 
 /// Runs `load` from `start`, sampling `/admin/guard` meanwhile.
-async fn observed<F>(stack: &Stack, start: Instant, load: F) -> anyhow::Result<Run>
-where
-    F: Future<Output = (Vec<Sample>, Vec<Sample>)>,
-{
+async fn observed(stack: &Stack, start: Instant, load: impl Future<Output = Both>) -> Result<Run> {
     let (stop, mut stopped) = watch::channel(false);
     let sampling = async {
         let (mut limits, mut waiting) = (Vec::new(), Vec::new());
@@ -178,7 +149,7 @@ where
     })
 }
 
-/// `BURST` confirms sent together at `at`, their futures made first.
+/// `BURST` confirms sent together at [`BURST_AT`], their requests made first.
 async fn burst(stack: &Stack, start: Instant, prefix: &str) -> Vec<Sample> {
     tokio::time::sleep_until((start + BURST_AT).into()).await;
     let calls: Vec<_> = (0..BURST)
@@ -205,78 +176,84 @@ async fn burst(stack: &Stack, start: Instant, prefix: &str) -> Vec<Sample> {
     samples
 }
 
-async fn run(case: Case, prefix: &str) -> anyhow::Result<Run> {
-    let stack = Stack::start(&case.env()).await?;
-    stack.set_faults(case.faults()).await?;
+async fn run(case: Case, prefix: &str) -> Result<Run> {
+    let (env, faults, per_s, seconds) = case.settings();
+    let stack = Stack::start(&env).await?;
+    stack.set_faults(faults).await?;
     let start = Instant::now();
-    let order = |n| confirm(&stack, &format!("{prefix}-{n}"));
-    let second = Duration::from_secs(1);
-    match case {
-        Case::Jittery => {
-            let load = async { (open_model(start, 100.0, second * 100, order).await, vec![]) };
-            observed(&stack, start, load).await
-        }
-        Case::Slow => {
-            let load = async { (open_model(start, 10.0, second * 60, order).await, vec![]) };
-            observed(&stack, start, load).await
-        }
-        Case::Burst => {
-            let load = async {
-                let (mut all, burst) = tokio::join!(
-                    open_model(start, 10.0, second * 15, order),
-                    burst(&stack, start, prefix)
-                );
-                all.extend(burst.iter().cloned());
-                (all, burst)
-            };
-            observed(&stack, start, load).await
-        }
-    }
+    let load = async {
+        let order = |n| confirm(&stack, &format!("{prefix}-{n}"));
+        let steady = open_model(start, per_s, Duration::from_secs(seconds), order);
+        let bursting = async {
+            match case {
+                Case::Burst => burst(&stack, start, prefix).await,
+                _ => Vec::new(),
+            }
+        };
+        let (mut all, burst) = tokio::join!(steady, bursting);
+        all.extend(burst.iter().cloned());
+        (all, burst)
+    };
+    observed(&stack, start, load).await
 }
 
-pub async fn report(runs: u32, _out: &Path) -> anyhow::Result<Report> {
+pub async fn report(runs: u32, _out: &Path) -> Result<Report> {
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     for case in [Case::Jittery, Case::Burst, Case::Slow] {
-        let mut f = Figures::default();
+        let mut done = Vec::new();
         for n in 1..=runs {
-            f.add(&run(case, &format!("concurrency-{}-{n}", case as u8)).await?);
+            done.push(run(case, &format!("concurrency-{}-{n}", case as u8)).await?);
         }
+        let limited = over(&done, |r| count(&r.payments, LIMITED) as f64);
         rows.push(vec![
             case.label().to_owned(),
-            range(&f.payments, 0),
-            range(&f.approved, 0),
-            range(&f.limited, 0),
-            range(&f.other, 0),
-            format!("{} / {}", range(&f.limit_median, 0), range(&f.limit_max, 0)),
-            range(&f.waiting_max, 0),
+            over(&done, |r| r.payments.len() as f64),
+            over(&done, |r| count(&r.payments, "APPROVED") as f64),
+            limited.clone(),
+            over(&done, |r| r.others().count() as f64),
+            format!(
+                "{} / {}",
+                over(&done, |r| median(&r.limits)),
+                over(&done, |r| max(&r.limits))
+            ),
+            over(&done, |r| max(&r.waiting)),
         ]);
         let name = case.label().split(':').next().unwrap_or_default();
         let mut note = format!(
-            "Acceptance ({name}): no call refused by the limit — CONCURRENCY_LIMITED {} \
-             per run: {}.",
-            range(&f.limited, 0),
-            verdict(f.none_limited())
+            "Acceptance ({name}): no call refused by the limit — CONCURRENCY_LIMITED \
+             {limited} per run: {}.",
+            verdict(done.iter().all(|r| count(&r.payments, LIMITED) == 0))
         );
         match case {
             Case::Burst => note.push_str(&format!(
                 " Among the burst's 50: CONCURRENCY_LIMITED {} (must be 0): {}; the \
                  burst's p95 {} ms.",
-                range(&f.burst_limited, 0),
-                verdict(f.burst_limited.iter().all(|n| *n == 0.0)),
-                range(&f.burst_p95, 0)
+                over(&done, |r| count(&r.burst, LIMITED) as f64),
+                verdict(done.iter().all(|r| count(&r.burst, LIMITED) == 0)),
+                over(&done, |r| r.burst_p95()),
             )),
             Case::Slow => note.push_str(&format!(
-                " The breaker stays CLOSED (no transition): {}.",
-                verdict(f.transitions.iter().all(|t| t == "none"))
+                " The breaker stays CLOSED (no transition in any run): {}.",
+                verdict(done.iter().all(|r| r.transitions.is_empty()))
             )),
             Case::Jittery => {}
         }
         notes.push(note);
+        let mut others = BTreeMap::<String, usize>::new();
+        for sample in done.iter().flat_map(Run::others) {
+            *others
+                .entry(format!("{} {}", sample.status, sample.outcome))
+                .or_default() += 1;
+        }
+        let others: Vec<String> = others.iter().map(|(o, n)| format!("{o}: {n}")).collect();
+        let timelines: Vec<String> = done.iter().map(Run::timeline).collect();
         notes.push(format!(
             "{name}: other outcomes over the {runs} runs (HTTP status, outcome: count): {}. \
-             Breaker transitions per run: {}.",
-            f.others_text(),
-            f.transitions.join(" | ")
+             Per run: {}.",
+            Some(others.join("; "))
+                .filter(|o| !o.is_empty())
+                .unwrap_or("none".into()),
+            timelines.join(" | ")
         ));
     }
     Ok(Report {
@@ -297,13 +274,11 @@ pub async fn report(runs: u32, _out: &Path) -> anyhow::Result<Report> {
              `waiting` are sampled every 250 ms throughout; the limit's median and max are \
              over those samples. \"Other failures\": payments neither APPROVED nor \
              CONCURRENCY_LIMITED. Breaker transitions as `/admin/guard` lists them after \
-             the run."
+             the run. The seed's guard had no concurrency limit."
         ),
         seed: Table {
             header: vec!["—"],
-            rows: vec![vec![
-                "not in the seed: its guard had no concurrency limit".into()
-            ]],
+            rows: vec![vec!["not in the seed".into()]],
         },
         ours: Table {
             header: vec![

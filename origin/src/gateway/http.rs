@@ -31,6 +31,15 @@ pub enum Sent {
     Answered { status: u16, body: Vec<u8> },
 }
 
+/// Sends a look-up `request` and says whether the PG answered it as a working PG does:
+/// anything but no answer, a 5xx or a 429 ([`super::Gateway::answers`]).
+pub async fn answers(request: reqwest::RequestBuilder) -> bool {
+    match send(request).await {
+        Sent::Answered { status, .. } => status < 500 && status != 429,
+        Sent::Unconnected(_) | Sent::NoAnswer(_) => false,
+    }
+}
+
 /// Sends `request` and reads its answer, at most [`ANSWER_LIMIT`] bytes of it.
 pub async fn send(request: reqwest::RequestBuilder) -> Sent {
     let mut response = match request.send().await {

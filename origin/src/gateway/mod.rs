@@ -96,6 +96,11 @@ pub trait Gateway: Send + Sync {
     /// Asks the PG what became of a payment. Safe to ask any number of times.
     async fn look_up(&self, order: &Order<'_>) -> GatewayStatus;
 
+    /// Whether the PG answers a question that charges nobody: a look-up of `probe_id`, an
+    /// id no payment has. Any answer but a 5xx or a 429 is the PG working (its "not
+    /// found" above all); the breaker's look-up probe. Bounded by the caller.
+    async fn answers(&self, probe_id: &str) -> bool;
+
     /// Cancels (refunds in full) an approved payment, under [`Order::cancel_key`].
     async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer;
 

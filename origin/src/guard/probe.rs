@@ -1,8 +1,9 @@
 //! Look-up probes for the approve guard's breaker (`policy/breaker/probe.rs`): once an
-//! open breaker's wait is over, the guard looks up an order that cannot exist, instead
-//! of letting a customer's payment find out whether the PG is back. A look-up charges
-//! nobody, and any status (NOT_FOUND above all) within the slow-call threshold is the PG
-//! answering; no answer, or a late one, keeps the breaker open for another wait.
+//! open breaker's wait is over, the guard looks up a payment that cannot exist
+//! ([`Gateway::answers`]), instead of letting a customer's payment find out whether the
+//! PG is back. A look-up charges nobody, and an answer ("not found" above all) within the
+//! slow-call threshold is the PG working; no answer, a 5xx, a 429 or a late answer keeps
+//! the breaker open for another wait.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -10,8 +11,8 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::{Answer, GatewayGuard};
-use crate::gateway::{Gateway, Order};
+use super::GatewayGuard;
+use crate::gateway::Gateway;
 use crate::policy::breaker::BreakerMode;
 
 /// How often the guard asks whether a probe is due.
@@ -38,28 +39,20 @@ impl GatewayGuard {
         let Some(ticket) = self.breaker().and_then(|mut b| b.probe_due(self.now_ms())) else {
             return;
         };
-        // No order has such an id: ours are the shop's, and the PG's are its own.
+        // No payment has such an id: ours are the shop's, and the PG's are its own.
         let mut bytes = [0u8; 8];
         let nonce = match getrandom::fill(&mut bytes) {
             Ok(()) => u64::from_le_bytes(bytes),
             Err(_) => self.now_ms(),
         };
-        let order_id = format!("probe-{nonce:016x}");
-        let reference = format!("pi_probe{nonce:016x}");
-        let order = Order {
-            order_id: &order_id,
-            payment_key: "",
-            amount: 0,
-            confirm_key: &order_id,
-            reference: Some(&reference),
-        };
+        let probe_id = format!("probe-{nonce:016x}");
         let started = Instant::now();
-        let answer = tokio::time::timeout(self.config.timeout, gateway.look_up(&order)).await;
+        let answered = tokio::time::timeout(self.config.timeout, gateway.answers(&probe_id)).await;
         let took = started.elapsed();
         let slow = self.config.breaker.map_or(self.config.timeout, |b| {
             Duration::from_millis(b.slow_call_ms)
         });
-        let healthy = answer.as_ref().is_ok_and(|status| !status.is_failure()) && took < slow;
+        let healthy = answered.unwrap_or(false) && took < slow;
         tracing::info!(
             guard = self.name,
             healthy,

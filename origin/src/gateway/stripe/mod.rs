@@ -154,6 +154,14 @@ impl Gateway for Stripe {
             .await
     }
 
+    async fn answers(&self, probe_id: &str) -> bool {
+        let Some(segment) = http::path_segment(probe_id) else {
+            return false;
+        };
+        let path = format!("/v1/payment_intents/pi_{segment}");
+        http::answers(self.request(Method::GET, &path)).await
+    }
+
     async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer {
         let Some(reference) = order.reference else {
             return CancelAnswer::Unavailable {

@@ -130,6 +130,17 @@ impl Gateway for Toss {
         }
     }
 
+    async fn answers(&self, probe_id: &str) -> bool {
+        let Some(segment) = http::path_segment(probe_id) else {
+            return false;
+        };
+        let request = self
+            .http
+            .get(format!("{}/v1/payments/orders/{segment}", self.base_url))
+            .header("authorization", &self.authorization);
+        http::answers(request).await
+    }
+
     async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer {
         let Some(segment) = http::path_segment(order.payment_key) else {
             return CancelAnswer::Unavailable {

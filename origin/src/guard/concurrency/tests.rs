@@ -261,7 +261,7 @@ async fn an_operator_forcing_the_breaker_open_refuses_the_calls_waiting() {
     assert_eq!(sent.load(Ordering::SeqCst), 0);
 }
 
-/// A PG whose look-ups answer NOT_FOUND while `up`, and nothing otherwise.
+/// A PG that answers look-ups while `up`, and nothing otherwise.
 #[derive(Default)]
 struct LookUps {
     up: AtomicBool,
@@ -282,11 +282,15 @@ impl Gateway for LookUps {
         unreachable!("a probe never confirms")
     }
 
-    async fn look_up(&self, order: &Order<'_>) -> GatewayStatus {
-        assert!(order.order_id.starts_with("probe-"), "{}", order.order_id);
+    async fn look_up(&self, _order: &Order<'_>) -> GatewayStatus {
+        unreachable!("a probe asks whether the PG answers")
+    }
+
+    async fn answers(&self, probe_id: &str) -> bool {
+        assert!(probe_id.starts_with("probe-"), "{probe_id}");
         self.asked.fetch_add(1, Ordering::SeqCst);
         if self.up.load(Ordering::SeqCst) {
-            GatewayStatus::NotFound
+            true
         } else {
             std::future::pending().await
         }
