@@ -56,20 +56,7 @@ async fn an_open_breaker_asks_with_a_look_up_before_any_payment_goes_through() {
     system.set_faults(json!({"mode": "ERROR_500"})).await;
     open_the_breaker(&system).await;
     // Confirms still fail, but the PG answers look-ups: the probe passes.
-    let guard = eventually(
-        "the breaker turned half-open",
-        Duration::from_secs(10),
-        Duration::from_millis(50),
-        || async {
-            let guard = system.operator_get("/admin/guard").await;
-            if state(&guard) == "HALF_OPEN" {
-                Ok(guard)
-            } else {
-                Err(guard.to_string())
-            }
-        },
-    )
-    .await;
+    let guard = system.guard_until(|g| state(g) == "HALF_OPEN").await;
     let ledger = system.ledger().await;
     assert!(probes(&ledger) >= 1, "{ledger}");
     assert_eq!(ledger["requestCount"], 2, "no payment was a probe: {guard}");

@@ -4,30 +4,10 @@
 
 mod support;
 
-use std::time::Duration;
-
-use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::calls::paused_for;
-use support::{order_body, System};
-
-async fn guard_until(system: &System, done: impl Fn(&Value) -> bool) -> Value {
-    eventually(
-        "the guard got there",
-        Duration::from_secs(10),
-        Duration::from_millis(50),
-        || async {
-            let guard = system.operator_get("/admin/guard").await;
-            if done(&guard) {
-                Ok(guard)
-            } else {
-                Err(guard.to_string())
-            }
-        },
-    )
-    .await
-}
+use support::System;
 
 #[tokio::test]
 async fn a_call_past_the_limit_is_refused_unsent_after_its_wait_and_pauses_the_rooms() {
@@ -40,19 +20,12 @@ async fn a_call_past_the_limit_is_refused_unsent_after_its_wait_and_pauses_the_r
     system
         .set_faults(json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 30_000}))
         .await;
-    let send = |order: &'static str| {
-        let system = &system;
-        async move {
-            system
-                .try_confirm_at(&system.origin, "user-1", Some(order), &order_body(order))
-                .await
-                .expect("the origin answers")
-        }
-    };
-    let held = send("order-1");
+    let held = system.confirm_response("order-1");
     let checks = async {
-        let guard = guard_until(&system, |g| g["concurrency"]["inFlight"] == 1).await;
-        let refused = send("order-2").await;
+        let guard = system
+            .guard_until(|g| g["concurrency"]["inFlight"] == 1)
+            .await;
+        let refused = system.confirm_response("order-2").await;
         let paused = paused_for(&refused);
         let payment: Value = refused.json().await.expect("JSON");
         let metrics = system.origin_metrics().await;

@@ -12,7 +12,7 @@ use reqwest::StatusCode;
 use rules::signing::SignedRequest;
 use serde_json::{json, Value};
 use support::calls::paused_for;
-use support::{order_body, System};
+use support::System;
 
 async fn confirm(system: &System, order_id: &str) -> (StatusCode, Value) {
     system.confirm_order(order_id).await
@@ -43,24 +43,6 @@ async fn ledger_orders(system: &System) -> (BTreeSet<String>, BTreeSet<String>) 
 
 fn set(orders: &[&str]) -> BTreeSet<String> {
     orders.iter().map(|o| (*o).to_owned()).collect()
-}
-
-/// Polls `GET /admin/guard` until `done` holds (10 s at most).
-async fn guard_until(system: &System, done: impl Fn(&Value) -> bool) -> Value {
-    eventually(
-        "the guard got there",
-        Duration::from_secs(10),
-        Duration::from_millis(50),
-        || async {
-            let guard = system.operator_get("/admin/guard").await;
-            if done(&guard) {
-                Ok(guard)
-            } else {
-                Err(guard.to_string())
-            }
-        },
-    )
-    .await
 }
 
 async fn recent_payments(system: &System) -> reqwest::Response {
@@ -119,7 +101,7 @@ async fn a_full_bulkhead_refuses_at_once_and_the_rest_of_the_api_keeps_answering
         .await;
     let held = async { tokio::join!(confirm(&system, "order-1"), confirm(&system, "order-2")) };
     let checks = async {
-        guard_until(&system, |g| g["inFlight"] == 2).await;
+        system.guard_until(|g| g["inFlight"] == 2).await;
         let mut refused = Vec::new();
         for order_id in ["order-3", "order-4", "order-5"] {
             refused.push(confirm(&system, order_id).await);
@@ -183,7 +165,9 @@ async fn a_failing_pg_opens_the_breaker_and_probes_close_it_when_it_is_back() {
     );
 
     system.set_faults(json!({"mode": "NORMAL"})).await;
-    guard_until(&system, |g| g["breaker"]["state"] == "HALF_OPEN").await;
+    system
+        .guard_until(|g| g["breaker"]["state"] == "HALF_OPEN")
+        .await;
     for n in 8..=9 {
         let answer = confirm(&system, &format!("order-{n}")).await;
         assert_eq!(outcome(&answer), (201, "APPROVED", "-"), "probe o-{n}");
@@ -230,26 +214,29 @@ async fn a_payment_the_breaker_refused_says_how_long_payments_stay_paused() {
         ("BREAKER_OPEN_MS", "60000"),
     ])
     .await;
-    let send = |order: &'static str| {
-        let system = &system;
-        async move {
-            system
-                .try_confirm_at(&system.origin, "user-1", Some(order), &order_body(order))
-                .await
-                .expect("the origin answers")
-        }
-    };
-    assert_eq!(paused_for(&send("order-0").await), None, "approved");
+    assert_eq!(
+        paused_for(&system.confirm_response("order-0").await),
+        None,
+        "approved"
+    );
     system.set_faults(json!({"mode": "ERROR_500"})).await;
     for order in ["order-1", "order-2"] {
-        assert_eq!(paused_for(&send(order).await), None, "sent, UNKNOWN");
+        assert_eq!(
+            paused_for(&system.confirm_response(order).await),
+            None,
+            "sent, UNKNOWN"
+        );
     }
-    let refused = send("order-3").await;
+    let refused = system.confirm_response("order-3").await;
     let paused = paused_for(&refused).expect("the header");
     assert!((50_000..=60_000).contains(&paused), "{paused} ms");
     let payment: Value = refused.json().await.expect("JSON");
     assert_eq!(payment["failureReason"], "CIRCUIT_OPEN");
-    assert_eq!(paused_for(&send("order-3").await), None, "a replay");
+    assert_eq!(
+        paused_for(&system.confirm_response("order-3").await),
+        None,
+        "a replay"
+    );
 }
 
 #[tokio::test]

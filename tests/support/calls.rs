@@ -52,6 +52,14 @@ impl System {
         self.try_confirm_at(&self.origin, user, key, body).await
     }
 
+    /// `order_id`'s confirm as user-1 at the origin, its order id for its key: the
+    /// response whole, headers and all.
+    pub async fn confirm_response(&self, order_id: &str) -> reqwest::Response {
+        self.try_confirm_at_origin("user-1", Some(order_id), &order_body(order_id))
+            .await
+            .expect("the origin answers")
+    }
+
     /// [`System::try_confirm_at_origin`], to the origin instance at `base`.
     pub async fn try_confirm_at(
         &self,
@@ -151,6 +159,27 @@ impl System {
             .expect("the origin answers");
         let status = response.status();
         (status, response.json().await.expect("JSON"))
+    }
+
+    /// Polls the origin's `GET /admin/guard` until `done` holds (10 s at most).
+    pub async fn guard_until(
+        &self,
+        done: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        harness::eventually::eventually(
+            "the guard got there",
+            std::time::Duration::from_secs(10),
+            std::time::Duration::from_millis(50),
+            || async {
+                let guard = self.operator_get("/admin/guard").await;
+                if done(&guard) {
+                    Ok(guard)
+                } else {
+                    Err(guard.to_string())
+                }
+            },
+        )
+        .await
     }
 
     /// [`System::operator_get`] at the origin instance whose API is at `base`.
