@@ -86,9 +86,7 @@ impl Run {
         let sent: Vec<f64> = refused.map(|s| s.sent_at.as_secs_f64()).collect();
         let refused = match sent.as_slice() {
             [] => String::new(),
-            [first, .., last] | [first @ last] => {
-                format!("refused payments sent +{first:.1}–{last:.1} s; ")
-            }
+            [first, .., last] | [first @ last] => format!("refused sent +{first:.1}–{last:.1} s; "),
         };
         let changes = self.transitions.iter();
         let changes: Vec<String> = changes.map(|(at, c)| format!("+{at:.1}s {c}")).collect();
@@ -205,17 +203,17 @@ pub async fn report(runs: u32, _out: &Path) -> Result<Report> {
             done.push(run(case, &format!("concurrency-{}-{n}", case as u8)).await?);
         }
         let limited = over(&done, |r| count(&r.payments, LIMITED) as f64);
+        let limit = (
+            over(&done, |r| median(&r.limits)),
+            over(&done, |r| max(&r.limits)),
+        );
         rows.push(vec![
             case.label().to_owned(),
             over(&done, |r| r.payments.len() as f64),
             over(&done, |r| count(&r.payments, "APPROVED") as f64),
             limited.clone(),
             over(&done, |r| r.others().count() as f64),
-            format!(
-                "{} / {}",
-                over(&done, |r| median(&r.limits)),
-                over(&done, |r| max(&r.limits))
-            ),
+            format!("{} / {}", limit.0, limit.1),
             over(&done, |r| max(&r.waiting)),
         ]);
         let name = case.label().split(':').next().unwrap_or_default();
@@ -248,7 +246,7 @@ pub async fn report(runs: u32, _out: &Path) -> Result<Report> {
         let others: Vec<String> = others.iter().map(|(o, n)| format!("{o}: {n}")).collect();
         let timelines: Vec<String> = done.iter().map(Run::timeline).collect();
         notes.push(format!(
-            "{name}: other outcomes over the {runs} runs (HTTP status, outcome: count): {}. \
+            "Other outcomes ({name}) over the {runs} runs (HTTP status, outcome: count): {}. \
              Per run: {}.",
             Some(others.join("; "))
                 .filter(|o| !o.is_empty())
@@ -272,9 +270,11 @@ pub async fn report(runs: u32, _out: &Path) -> Result<Report> {
              `BREAKER_SLOW_CALL_MS=2500`, so a 2 s answer is healthy to the breaker and to \
              the limit; 10 payments/s for 60 s. `/admin/guard`'s `concurrency.limit` and \
              `waiting` are sampled every 250 ms throughout; the limit's median and max are \
-             over those samples. \"Other failures\": payments neither APPROVED nor \
-             CONCURRENCY_LIMITED. Breaker transitions as `/admin/guard` lists them after \
-             the run. The seed's guard had no concurrency limit."
+             over those samples, and \"most waiting\" is the largest sampled, so a peak \
+             shorter than 250 ms can be missed. The line holds at most the ceiling, 50 calls: \
+             one that finds it full is refused at once, without waiting. \"Other failures\": \
+             payments neither APPROVED nor CONCURRENCY_LIMITED. Breaker transitions as \
+             `/admin/guard` lists them after the run. The seed had no such limit."
         ),
         seed: Table {
             header: vec!["—"],

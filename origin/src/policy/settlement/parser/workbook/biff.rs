@@ -4,7 +4,16 @@
 //! can ask as much by itself. This walks the BIFF records the way calamine does — each
 //! sheet the workbook lists (BOUNDSHEET), from where it says the sheet starts — and adds
 //! up what the grids would take; and it tells an encrypted workbook by its parts.
+//!
+//! What calamine would do with the file is bounded as well as what it would hold: the
+//! sheets listed are capped at [`MAX_SHEETS`], a sheet several entries point at is
+//! walked once, and the walks together may cover at most [`WALK_FACTOR`] times the
+//! stream (sheets that overlap, or run on without an EOF, would otherwise cost the
+//! square of the file). A DIMENSIONS record is read exactly as calamine reads it, and
+//! one whose range runs backwards — which calamine would take for some 4·10^9 rows — is
+//! refused.
 
+use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 
 use super::{WorkbookProblem, MAX_XLS_BYTES};
@@ -13,6 +22,13 @@ use crate::policy::settlement::parser::ParseError;
 /// The most cells calamine may lay out over all of an `.xls`'s sheets: a full BIFF8
 /// sheet of 65,536 rows is 30 columns of it (calamine keeps about 32 bytes a cell).
 pub const MAX_XLS_CELLS: u64 = 2_000_000;
+
+/// The most sheets an `.xls` may list (BOUNDSHEET records): far past any settlement
+/// export, and what keeps calamine's walk of the sheets linear.
+pub const MAX_SHEETS: usize = 1_000;
+
+/// The sheets' walks together may cover at most this many times the stream's bytes.
+const WALK_FACTOR: u64 = 4;
 
 /// BIFF record types.
 const BOF: u16 = 0x0809;
@@ -47,15 +63,33 @@ pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
     drop(file);
     reader.seek(SeekFrom::Start(0))?;
     let mut cells: u64 = 0;
+    let mut walked: HashMap<usize, u64> = HashMap::new();
+    let mut sheets = 0usize;
+    let mut budget = (stream.len() as u64).saturating_mul(WALK_FACTOR);
     for (kind, data) in records(&stream) {
         match kind {
             FILE_PASS if u16_at(data, 0).is_some_and(|scheme| scheme != 0) => {
                 return Err(WorkbookProblem::Encrypted.into())
             }
             BOUND_SHEET => {
+                sheets += 1;
+                if sheets > MAX_SHEETS {
+                    return Err(WorkbookProblem::Corrupt(format!(
+                        "it lists more than {MAX_SHEETS} sheets"
+                    ))
+                    .into());
+                }
                 let start = u32_at(data, 0).unwrap_or_default() as usize;
-                let sheet = stream.get(start..).unwrap_or_default();
-                cells = cells.saturating_add(sheet_cells(sheet));
+                let sheet_cells = match walked.get(&start) {
+                    Some(cells) => *cells,
+                    None => {
+                        let sheet = stream.get(start..).unwrap_or_default();
+                        let counted = sheet_cells(sheet, &mut budget)?;
+                        walked.insert(start, counted);
+                        counted
+                    }
+                };
+                cells = cells.saturating_add(sheet_cells);
                 if cells > MAX_XLS_CELLS {
                     return Err(WorkbookProblem::TooLarge {
                         part: "sheets' cells".into(),
@@ -84,12 +118,19 @@ fn records(stream: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
 
 /// The cells a sheet asks calamine for: the grid spanning its cells, or what its
 /// DIMENSIONS reserves, whichever is more. Cells of nested substreams (charts) count
-/// too, which can only overstate it.
-fn sheet_cells(sheet: &[u8]) -> u64 {
+/// too, which can only overstate it. Each record walked is taken from `budget`.
+fn sheet_cells(sheet: &[u8], budget: &mut u64) -> Result<u64, WorkbookProblem> {
     let mut span = Span::default();
     let mut reserved: u64 = 0;
     let mut depth = 0usize;
     for (kind, data) in records(sheet) {
+        *budget = budget
+            .checked_sub(4 + data.len() as u64)
+            .ok_or_else(|| {
+                WorkbookProblem::Corrupt(format!(
+                    "its sheets overlap: reading them would walk more than {WALK_FACTOR} times the file"
+                ))
+            })?;
         match kind {
             BOF => depth += 1,
             EOF => {
@@ -98,7 +139,7 @@ fn sheet_cells(sheet: &[u8]) -> u64 {
                     break;
                 }
             }
-            DIMENSIONS => reserved = reserved.max(dimensions(data)),
+            DIMENSIONS => reserved = reserved.max(dimensions(data)?),
             MUL_RK => {
                 if let (Some(row), Some(first), Some(last)) = (
                     u16_at(data, 0),
@@ -117,31 +158,25 @@ fn sheet_cells(sheet: &[u8]) -> u64 {
             _ => {}
         }
     }
-    span.cells().max(reserved)
+    Ok(span.cells().max(reserved))
 }
 
-/// The rows times columns a DIMENSIONS record declares (BIFF5's 16-bit rows or BIFF8's
-/// 32-bit ones).
-fn dimensions(data: &[u8]) -> u64 {
+/// The cells a DIMENSIONS record makes calamine reserve (BIFF5's 16-bit rows or BIFF8's
+/// 32-bit ones), computed as calamine computes them (`parse_dimensions`, then `end -
+/// start + 1` in `u32`); a range that runs backwards, which a release build of calamine
+/// would wrap into some 4·10^9 rows, is refused. A record of another length calamine
+/// refuses itself: nothing reserved.
+fn dimensions(data: &[u8]) -> Result<u64, WorkbookProblem> {
+    let read = |at: usize| u16_at(data, at).map(u32::from);
     let (first_row, last_row, first_column, last_column) = match data.len() {
-        10 => (
-            u16_at(data, 0).map(u64::from),
-            u16_at(data, 2).map(u64::from),
-            u16_at(data, 4),
-            u16_at(data, 6),
-        ),
-        14 | 16 => (
-            u32_at(data, 0).map(u64::from),
-            u32_at(data, 4).map(u64::from),
-            u16_at(data, 8),
-            u16_at(data, 10),
-        ),
-        _ => return 0,
+        10 => (read(0), read(2), read(4), read(6)),
+        14 | 16 => (u32_at(data, 0), u32_at(data, 4), read(8), read(10)),
+        _ => return Ok(0),
     };
     let (Some(first_row), Some(last_row), Some(first_column), Some(last_column)) =
         (first_row, last_row, first_column, last_column)
     else {
-        return 0;
+        return Ok(0);
     };
     // calamine starts the columns at 0 when the first is out of range.
     let first_column = if first_column > 0xFF || last_column < first_column {
@@ -149,7 +184,20 @@ fn dimensions(data: &[u8]) -> u64 {
     } else {
         first_column
     };
-    last_row.saturating_sub(first_row) * u64::from(last_column - first_column)
+    let start = (first_row, first_column);
+    let end = if last_row >= 1 && last_column >= 1 {
+        (last_row - 1, last_column - 1)
+    } else {
+        start
+    };
+    let span = |first: u32, last: u32| last.checked_sub(first)?.checked_add(1);
+    match (span(start.0, end.0), span(start.1, end.1)) {
+        (Some(rows), Some(columns)) => Ok(u64::from(rows) * u64::from(columns)),
+        _ => Err(WorkbookProblem::Corrupt(format!(
+            "a sheet's DIMENSIONS runs backwards (rows {}–{}, columns {}–{})",
+            start.0, end.0, start.1, end.1
+        ))),
+    }
 }
 
 /// The rows and columns a sheet's cells span.
@@ -217,9 +265,10 @@ mod tests {
             number(60_000, 200),
         ]
         .concat();
+        let mut budget = u64::MAX;
         assert_eq!(
-            sheet_cells(&sheet),
-            8 * 4,
+            sheet_cells(&sheet, &mut budget),
+            Ok(8 * 4),
             "rows 2–9, columns 1–4; after EOF nothing"
         );
         let mut dimensions = 0u32.to_le_bytes().to_vec();
@@ -231,7 +280,11 @@ mod tests {
             record(EOF, &[]),
         ]
         .concat();
-        assert_eq!(sheet_cells(&reserving), 4_000_000_000 * 256);
+        // Rows 0–3,999,999,999 and columns 0–255, as calamine counts them.
+        assert_eq!(
+            sheet_cells(&reserving, &mut budget),
+            Ok(4_000_000_000 * 256)
+        );
     }
 
     #[test]

@@ -13,6 +13,12 @@ use crate::policy::settlement::parser::ParseError;
 /// The most `_rels/.rels`, which names the main part, may unpack to.
 const MAX_RELS_BYTES: u64 = 1024 * 1024;
 
+/// The shared strings' part as calamine looks it up, under the main part's `xl/`.
+const SHARED_STRINGS: &str = "xl/sharedstrings.xml";
+
+/// The fewest bytes a shared string takes in its part: `<si/>`.
+const MIN_STRING_BYTES: u64 = 5;
+
 /// Checks that the main part is `xl/workbook.xml`, then unpacks every part of the
 /// archive into nothing, counting its real size.
 pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
@@ -30,8 +36,15 @@ pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
         } else {
             left.min(MAX_PART_BYTES)
         };
-        let unpacked = io::copy(&mut (&mut part).take(limit + 1), &mut io::sink())
+        let mut counted = Counted::new((&mut part).take(limit + 1));
+        let claimed = if lookup_name(&name) == SHARED_STRINGS {
+            unique_count(&mut counted)
+        } else {
+            None
+        };
+        io::copy(&mut counted, &mut io::sink())
             .map_err(|error| WorkbookProblem::Corrupt(format!("{name}: {error}")))?;
+        let unpacked = counted.read;
         if unpacked > limit {
             let whole = limit == left;
             return Err(WorkbookProblem::TooLarge {
@@ -42,6 +55,13 @@ pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
                     MAX_PART_BYTES
                 },
             }
+            .into());
+        }
+        if let Some(claimed) = claimed.filter(|n| *n > unpacked / MIN_STRING_BYTES) {
+            // calamine reserves room for that many strings before it reads one.
+            return Err(WorkbookProblem::Corrupt(format!(
+                "{name} claims {claimed} strings, more than its {unpacked} bytes can hold"
+            ))
             .into());
         }
         total += unpacked;
@@ -122,5 +142,43 @@ fn zip_problem(error: ZipError) -> ParseError {
         }
         ZipError::InvalidPassword => WorkbookProblem::Encrypted.into(),
         other => WorkbookProblem::Corrupt(other.to_string()).into(),
+    }
+}
+
+/// The `uniqueCount` of the part's `<sst>`, read as calamine reads it (the first start
+/// tag named `sst`, digits only); `None` when it has none calamine would use.
+fn unique_count(part: impl Read) -> Option<u64> {
+    let mut xml = quick_xml::Reader::from_reader(io::BufReader::new(part));
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        match xml.read_event_into(&mut buffer).ok()? {
+            quick_xml::events::Event::Start(tag) if tag.local_name().as_ref() == "sst" => {
+                let count = tag.try_get_attribute("uniqueCount").ok()??;
+                return count.value.parse().ok();
+            }
+            quick_xml::events::Event::Eof => return None,
+            _ => {}
+        }
+    }
+}
+
+/// A reader that counts the bytes read through it.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R> Counted<R> {
+    fn new(inner: R) -> Self {
+        Self { inner, read: 0 }
+    }
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buffer)?;
+        self.read += read as u64;
+        Ok(read)
     }
 }

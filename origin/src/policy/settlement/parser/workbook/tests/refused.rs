@@ -109,8 +109,52 @@ fn a_zip_bomb_is_refused_before_it_is_unpacked_into_memory() {
     }
 }
 
+#[test]
+fn shared_strings_that_claim_more_than_their_part_can_hold_are_refused_unread() {
+    // calamine reserves room for `uniqueCount` strings before it reads one: a trillion
+    // would abort the process (calamine#684).
+    for sst in ["sst", "x:sst"] {
+        let tiny = zip_of(&[
+            ("[Content_Types].xml", b"<Types/>"),
+            ("_rels/.rels", &rels("xl/workbook.xml")),
+            ("xl/workbook.xml", b"<workbook/>"),
+            (
+                "xl/sharedStrings.xml",
+                format!(
+                    r#"<{sst} count="1" uniqueCount="1000000000000"><si><t>a</t></si></{sst}>"#
+                )
+                .as_bytes(),
+            ),
+        ]);
+        assert!(tiny.len() < 1024, "{} bytes", tiny.len());
+        let problem = unreadable(tiny);
+        assert!(
+            matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("claims 1000000000000 strings")),
+            "{sst}: {problem:?}"
+        );
+    }
+    // An honest count, or none, reads as before.
+    let rows = export().0;
+    let read = |bytes: Vec<u8>| {
+        entries_of(bytes, None)
+            .ok()
+            .map(|(entries, _)| entries.len())
+    };
+    let honest = read(with_part_xml(&rows, "xl/sharedStrings.xml", |xml| xml));
+    assert!(honest.is_some_and(|n| n > 0), "{honest:?}");
+    let uncounted = with_part_xml(&rows, "xl/sharedStrings.xml", |xml| {
+        xml.replacen("uniqueCount=", "data-count=", 1)
+    });
+    assert_eq!(read(uncounted), honest);
+}
+
 /// The workbook of `rows` with its first sheet's XML changed by `edit`, re-packed.
 fn with_sheet_xml(rows: &Sheet, edit: impl Fn(String) -> String) -> Vec<u8> {
+    with_part_xml(rows, "xl/worksheets/sheet1.xml", edit)
+}
+
+/// The workbook of `rows` with the XML of its part `changed` changed by `edit`, re-packed.
+fn with_part_xml(rows: &Sheet, changed: &str, edit: impl Fn(String) -> String) -> Vec<u8> {
     use std::io::Read as _;
     let mut archive =
         zip::ZipArchive::new(Cursor::new(workbook(&[("Sheet1", rows)]))).expect("an archive");
@@ -120,11 +164,7 @@ fn with_sheet_xml(rows: &Sheet, edit: impl Fn(String) -> String) -> Vec<u8> {
         let name = part.name().expect("a name").into_owned();
         let mut text = String::new();
         part.read_to_string(&mut text).expect("XML");
-        let text = if name == "xl/worksheets/sheet1.xml" {
-            edit(text)
-        } else {
-            text
-        };
+        let text = if name == changed { edit(text) } else { text };
         parts.push((name, text.into_bytes()));
     }
     let parts: Vec<(&str, &[u8])> = parts

@@ -55,23 +55,11 @@ fn biff_cell(row: u16, column: u16, value: &Value) -> Vec<u8> {
 /// An Excel 97–2003 workbook of one sheet: the compound file, its Workbook stream of
 /// BIFF8 records — the globals (BOF, BOUNDSHEET, EOF), then the sheet's substream.
 fn xls(name: &str, cells: &[(u16, u16, Value)]) -> Vec<u8> {
-    let bof = |kind: u16| {
-        record(
-            0x0809,
-            &[&0x0600u16.to_le_bytes()[..], &kind.to_le_bytes(), &[0; 12]].concat(),
-        )
-    };
     let eof = record(0x000A, &[]);
-    let bound_sheet = |at: u32| {
-        record(
-            0x0085,
-            &[&at.to_le_bytes()[..], &[0, 0], &biff_text(name, false)].concat(),
-        )
-    };
-    let globals_length = bof(0x0005).len() + bound_sheet(0).len() + eof.len();
+    let globals_length = bof(0x0005).len() + named_sheet(name, 0).len() + eof.len();
     let mut stream = [
         bof(0x0005),
-        bound_sheet(globals_length as u32),
+        named_sheet(name, globals_length as u32),
         eof.clone(),
         bof(0x0010),
     ]
@@ -80,13 +68,53 @@ fn xls(name: &str, cells: &[(u16, u16, Value)]) -> Vec<u8> {
         stream.extend(biff_cell(*row, *column, value));
     }
     stream.extend(eof);
+    compound(&stream)
+}
+
+/// A compound file whose Workbook stream is `stream`.
+fn compound(stream: &[u8]) -> Vec<u8> {
     let mut file = cfb::CompoundFile::create(Cursor::new(Vec::new())).expect("a compound file");
     file.create_stream("Workbook")
         .expect("a stream")
-        .write_all(&stream)
+        .write_all(stream)
         .expect("written");
     file.flush().expect("flushed");
     file.into_inner().into_inner()
+}
+
+fn bof(kind: u16) -> Vec<u8> {
+    record(
+        0x0809,
+        &[&0x0600u16.to_le_bytes()[..], &kind.to_le_bytes(), &[0; 12]].concat(),
+    )
+}
+
+/// A BOUNDSHEET: a sheet named `name` that starts at `at`.
+fn named_sheet(name: &str, at: u32) -> Vec<u8> {
+    record(
+        0x0085,
+        &[&at.to_le_bytes()[..], &[0, 0], &biff_text(name, false)].concat(),
+    )
+}
+
+/// A BOUNDSHEET of a sheet named "S".
+fn bound_sheet(at: u32) -> Vec<u8> {
+    named_sheet("S", at)
+}
+
+/// The globals listing one sheet, then that sheet: `sheet` between its BOF and EOF.
+fn one_sheet(sheet: &[Vec<u8>]) -> Vec<u8> {
+    let globals = bof(0x0005).len() + bound_sheet(0).len() + record(0x000A, &[]).len();
+    let mut stream = [
+        bof(0x0005),
+        bound_sheet(globals as u32),
+        record(0x000A, &[]),
+        bof(0x0010),
+    ]
+    .concat();
+    stream.extend(sheet.concat());
+    stream.extend(record(0x000A, &[]));
+    stream
 }
 
 #[test]
@@ -147,4 +175,92 @@ fn an_xls_whose_cells_span_too_much_is_refused_before_calamine_lays_it_out() {
             limit: biff::MAX_XLS_CELLS
         }
     );
+}
+
+#[test]
+fn a_dimensions_record_that_runs_backwards_is_refused_not_wrapped() {
+    // BIFF8's DIMENSIONS: first row, last row + 1 (u32), first column, last column + 1.
+    let dimensions = |first_row: u32, last_row: u32, first: u16, last: u16| {
+        let data = [
+            &first_row.to_le_bytes()[..],
+            &last_row.to_le_bytes(),
+            &first.to_le_bytes(),
+            &last.to_le_bytes(),
+            &[0, 0],
+        ]
+        .concat();
+        record(0x0200, &data)
+    };
+    let header = [
+        biff_cell(0, 0, &Text("orderNo")),
+        biff_cell(0, 1, &Text("amount")),
+    ];
+    // calamine reads rows 10 to 4: `4 - 10 + 1` in u32, some 4·10^9 rows in a release
+    // build, an overflow in a debug one.
+    let backwards = one_sheet(&[
+        dimensions(10, 5, 0, 2),
+        header[0].clone(),
+        header[1].clone(),
+    ]);
+    let problem = unreadable(compound(&backwards));
+    assert!(
+        matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("DIMENSIONS runs backwards")),
+        "{problem:?}"
+    );
+    // The columns too: first and last the same, so calamine's last (`last - 1`) is
+    // before its first.
+    let narrow = one_sheet(&[dimensions(0, 1, 5, 5), header[0].clone(), header[1].clone()]);
+    assert!(matches!(
+        unreadable(compound(&narrow)),
+        WorkbookProblem::Corrupt(_)
+    ));
+    // An empty sheet's DIMENSIONS (all zero) is one cell to calamine, and reads.
+    let empty = one_sheet(&[dimensions(0, 0, 0, 0), header[0].clone(), header[1].clone()]);
+    assert!(entries_of(compound(&empty), None).is_ok());
+}
+
+#[test]
+fn sheets_listed_past_the_cap_or_walked_past_the_bound_are_refused() {
+    // A million BOUNDSHEETs at offset 0, the globals themselves: each would make
+    // calamine walk the whole stream again, a million times over.
+    let many = [
+        bof(0x0005),
+        bound_sheet(0).repeat(1_000_000),
+        record(0x000A, &[]),
+    ]
+    .concat();
+    let problem = unreadable(compound(&many));
+    assert!(
+        matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("more than 1000 sheets")),
+        "{problem:?}"
+    );
+    // 900 sheets (under the cap), each starting one record later and none ending: the
+    // walks would cover 450 times the stream.
+    let entry = bound_sheet(0).len() as u32;
+    let overlapping: Vec<u8> = [bof(0x0005)]
+        .into_iter()
+        .chain((0..900).map(|n| bound_sheet(n * entry)))
+        .collect::<Vec<_>>()
+        .concat();
+    let problem = unreadable(compound(&overlapping));
+    assert!(
+        matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("overlap")),
+        "{problem:?}"
+    );
+    // Two entries for one sheet walk it once, and it reads.
+    let globals = bof(0x0005).len() + 2 * bound_sheet(0).len() + record(0x000A, &[]).len();
+    let twice = [
+        bof(0x0005),
+        bound_sheet(globals as u32),
+        bound_sheet(globals as u32),
+        record(0x000A, &[]),
+        bof(0x0010),
+        biff_cell(0, 0, &Text("orderNo")),
+        biff_cell(0, 1, &Text("amount")),
+        biff_cell(1, 0, &Text("A-1")),
+        biff_cell(1, 1, &Number(1000.0)),
+        record(0x000A, &[]),
+    ]
+    .concat();
+    assert!(entries_of(compound(&twice), None).is_ok());
 }
