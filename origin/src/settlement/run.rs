@@ -21,8 +21,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::progress::Counted;
 pub use super::progress::Progress;
+use super::progress::{Counted, Stop};
 use crate::clock::now_ms;
 use crate::metrics::Metrics;
 use crate::policy::settlement::parser::workbook::WorkbookProblem;
@@ -143,8 +143,11 @@ pub async fn reconcile(
 ) -> Result<Report, RunError> {
     let Settlement { file, sheet } = settlement;
     let length = file.metadata()?.len();
+    // Dropped with this future: a run cut short by its deadline stops reading.
+    let run = Stop::default();
     let scan = {
         let (file, sheet, progress) = (file.try_clone()?, sheet.clone(), progress.clone());
+        let file = Counted::new(file, progress.clone(), run.flag())?;
         tokio::task::spawn_blocking(move || scan(file, sheet.as_deref(), period, length, progress))
     };
     let period = scan.await.map_err(io::Error::other)??;
@@ -156,6 +159,7 @@ pub async fn reconcile(
     let reconciler = Reconciler::new(approved);
 
     let (batches, mut received) = mpsc::channel::<Batch>(4);
+    let file = Counted::new(file, progress.clone(), run.flag())?;
     let reading = tokio::task::spawn_blocking(move || {
         read(
             file,
@@ -216,13 +220,13 @@ pub async fn reconcile(
 /// workbook is read to its end here, so one damaged part way is refused before anything
 /// is queued (a CSV's every row is accepted or skipped, so it cannot be).
 fn scan(
-    file: File,
+    file: Counted,
     sheet: Option<&str>,
     period: Option<Period>,
     length: u64,
     progress: Arc<dyn Progress>,
 ) -> Result<Period, RunError> {
-    let mut entries = parser::open(Counted::new(file, progress.clone())?, sheet)?;
+    let mut entries = parser::open(file, sheet)?;
     let is_csv = matches!(entries.summary().format, Format::Csv(_));
     match period {
         Some(period) if is_csv => return Ok(period),
@@ -290,7 +294,7 @@ impl Counts {
 /// Streams the file through the reconciler, handing findings over in batches. Stops
 /// early, with what it counted, when the queue's side has gone.
 fn read(
-    file: File,
+    file: Counted,
     sheet: Option<&str>,
     mut reconciler: Reconciler,
     length: u64,
@@ -298,7 +302,7 @@ fn read(
     batches: &mpsc::Sender<Batch>,
 ) -> Result<Counts, RunError> {
     progress.pass("reconciling", length);
-    let mut entries = parser::open(Counted::new(file, progress)?, sheet)?;
+    let mut entries = parser::open(file, sheet)?;
     let mut read = Counts {
         counts: [0; 4],
         skipped: 0,
