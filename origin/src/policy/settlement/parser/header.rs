@@ -5,15 +5,20 @@ use super::row::RowView;
 use super::{normalize, MAX_LEADING_ROWS, MAX_ROW_BYTES};
 
 /// Names of the order id column, normalised (see [`normalize`]): `orderNo`, `order_no`,
-/// `Order-ID`, `merchant_uid`, `주문번호`, `주문ID` and so on. Not included: `거래번호`,
-/// `tid`, `paymentKey` — those are the PG's own transaction ids, never our order id, and
-/// matching them would make every row look unknown to us.
+/// `Order-ID`, `merchant_uid`, `주문번호`, `주문ID` and so on; in English exports also
+/// the merchant's own reference, `Invoice Number` / `Invoice ID` (PayPal's activity and
+/// settlement reports) and `Merchant Reference` (Adyen's). Not included: `거래번호`,
+/// `tid`, `paymentKey`, `Transaction ID` — those are the PG's own transaction ids, never
+/// our order id, and matching them would make every row look unknown to us.
 pub const ORDER_ID_HEADERS: &[&str] = &[
     "orderno",
     "orderid",
     "ordernumber",
     "merchantuid",
     "merchantorderid",
+    "merchantreference",
+    "invoicenumber",
+    "invoiceid",
     "주문번호",
     "주문id",
     "주문no",
@@ -22,8 +27,10 @@ pub const ORDER_ID_HEADERS: &[&str] = &[
 ];
 
 /// Names of the amount column, normalised (see [`normalize`]): `amount`,
-/// `settle_amount`, `결제금액`, `정산금액(원)` and so on. Not included: fees (`수수료`),
-/// VAT (`부가세`), `totalAmount` (often a running or grand total).
+/// `settle_amount`, `결제금액`, `정산금액(원)` and so on; in English exports `Gross` /
+/// `Gross Amount`, the charged amount as PayPal's and Stripe's reports name it. Not
+/// included: the net (`Net`, `payOutAmount`, `지급금액` — the charge less fees), fees
+/// (`Fee`, `수수료`), VAT (`부가세`), `totalAmount` (often a running or grand total).
 pub const AMOUNT_HEADERS: &[&str] = &[
     "amount",
     "settleamount",
@@ -31,6 +38,8 @@ pub const AMOUNT_HEADERS: &[&str] = &[
     "approvedamount",
     "approvalamount",
     "paymentamount",
+    "gross",
+    "grossamount",
     "금액",
     "결제금액",
     "정산금액",
@@ -61,6 +70,8 @@ pub const DATE_HEADERS: &[&str] = &[
     "approveddate",
     "paidat",
     "paymentdate",
+    "createdutc",
+    "transactioninitiationdate",
 ];
 
 /// What is wrong with the header row: the first row that names an order id column or an

@@ -60,6 +60,14 @@ fn header_names_and_their_synonyms() {
         (" orderNo , amount ", 0, 1),
         ("amount,orderNo", 1, 0),
         ("거래일시,주문번호,수수료,결제금액", 1, 3),
+        // English exports: the gross is the charged amount, never the net.
+        (
+            "Date,Time,TimeZone,Name,Type,Status,Currency,Gross,Fee,Net,Transaction ID,Invoice Number",
+            11,
+            7,
+        ),
+        ("invoice_id,net,fee,gross", 0, 3),
+        ("Merchant Reference,Net Amount,Gross Amount", 0, 2),
     ];
     for &(header, order_id, amount) in cases {
         let file = format!("{header}\nA-1,1\n");
@@ -78,6 +86,8 @@ fn the_transaction_date_column_and_its_synonyms() {
         ("orderNo,amount,Transaction Date", Some(2)),
         ("approved_at,orderNo,amount", Some(0)),
         ("orderNo,amount,date,approvedAt", Some(2)),
+        ("created_utc,invoice_id,gross", Some(0)),
+        ("Invoice ID,Gross,Transaction Initiation Date", Some(2)),
         ("orderNo,amount,정산일,settlement_date", None),
         ("orderNo,amount", None),
     ];
@@ -176,4 +186,16 @@ fn the_first_of_several_matching_columns_is_used() {
     assert_eq!(outcome.entries, vec![row(2, "A-1", 1000)]);
     assert_eq!(outcome.header.order_id.name, "orderNo");
     assert_eq!(outcome.header.amount.name, "amount");
+}
+
+#[test]
+fn a_net_or_fee_column_is_never_the_amount() {
+    for header in ["invoice_id,net,fee", "Invoice Number,Net,payOutAmount,Fee"] {
+        let file = format!("{header}\nA-1,1,2,3\n");
+        assert_eq!(
+            outcome(file.as_bytes()).map(|o| o.header),
+            Err(HeaderProblem::NoAmountColumn),
+            "{header}"
+        );
+    }
 }
