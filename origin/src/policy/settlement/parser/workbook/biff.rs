@@ -80,10 +80,17 @@ pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
                     .into());
                 }
                 let start = u32_at(data, 0).unwrap_or_default() as usize;
+                // calamine slices the stream there, and panics past its end.
+                let Some(sheet) = stream.get(start..) else {
+                    return Err(WorkbookProblem::Corrupt(format!(
+                        "a sheet starts at byte {start}, past the workbook's {}",
+                        stream.len()
+                    ))
+                    .into());
+                };
                 let sheet_cells = match walked.get(&start) {
                     Some(cells) => *cells,
                     None => {
-                        let sheet = stream.get(start..).unwrap_or_default();
                         let counted = sheet_cells(sheet, &mut budget)?;
                         walked.insert(start, counted);
                         counted

@@ -247,6 +247,13 @@ fn sheets_listed_past_the_cap_or_walked_past_the_bound_are_refused() {
         matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("overlap")),
         "{problem:?}"
     );
+    // A sheet past the stream's end, where calamine would slice and panic.
+    let past = [bof(0x0005), bound_sheet(1 << 20), record(0x000A, &[])].concat();
+    let problem = unreadable(compound(&past));
+    assert!(
+        matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("past the workbook")),
+        "{problem:?}"
+    );
     // Two entries for one sheet walk it once, and it reads.
     let globals = bof(0x0005).len() + 2 * bound_sheet(0).len() + record(0x000A, &[]).len();
     let twice = [
