@@ -58,15 +58,17 @@ async fn measure(copies: usize, kind: Kind) {
     };
     let rows = PAYMENTS * copies;
 
-    let [port, metrics_port] = [free_port(), free_port()];
+    let [port, metrics_port, admin_port] = [free_port(), free_port(), free_port()];
     let mut origin = Origin(
         Command::new(env!("CARGO_BIN_EXE_origin"))
             .arg("serve")
             .env("ORIGIN_LISTEN", format!("127.0.0.1:{port}"))
             .env("ORIGIN_METRICS_LISTEN", format!("127.0.0.1:{metrics_port}"))
+            .env("ORIGIN_ADMIN_LISTEN", format!("127.0.0.1:{admin_port}"))
             .env("DATABASE_URL", &url)
             .env("EDGE_SIGNING_SECRET", "bench-edge-secret-0123456789abcdef")
             .env("GATEWAY_URL", "http://127.0.0.1:9")
+            .env("GATEWAY_SECRET_KEY", gateway_sim::config::DEFAULT_SECRET_KEY)
             .env("OPERATOR_TOKEN", TOKEN)
             .env("ENCRYPTION_KEKS", keys::KEKS)
             .env("ENCRYPTION_CURRENT_KEK", "v1")
@@ -85,7 +87,7 @@ async fn measure(copies: usize, kind: Kind) {
 
     let started = Instant::now();
     let response = http
-        .post(format!("{base}/admin/reconciliations/run"))
+        .post(format!("http://127.0.0.1:{admin_port}/admin/reconciliations/run"))
         .bearer_auth(TOKEN)
         .header("content-type", "application/octet-stream")
         .body(file.clone())
