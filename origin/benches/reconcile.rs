@@ -68,7 +68,10 @@ async fn measure(copies: usize, kind: Kind) {
             .env("DATABASE_URL", &url)
             .env("EDGE_SIGNING_SECRET", "bench-edge-secret-0123456789abcdef")
             .env("GATEWAY_URL", "http://127.0.0.1:9")
-            .env("GATEWAY_SECRET_KEY", gateway_sim::config::DEFAULT_SECRET_KEY)
+            .env(
+                "GATEWAY_SECRET_KEY",
+                gateway_sim::config::DEFAULT_SECRET_KEY,
+            )
             .env("OPERATOR_TOKEN", TOKEN)
             .env("ENCRYPTION_KEKS", keys::KEKS)
             .env("ENCRYPTION_CURRENT_KEK", "v1")
@@ -87,7 +90,9 @@ async fn measure(copies: usize, kind: Kind) {
 
     let started = Instant::now();
     let response = http
-        .post(format!("http://127.0.0.1:{admin_port}/admin/reconciliations/run"))
+        .post(format!(
+            "http://127.0.0.1:{admin_port}/admin/reconciliations/run"
+        ))
         .bearer_auth(TOKEN)
         .header("content-type", "application/octet-stream")
         .body(file.clone())
