@@ -17,8 +17,10 @@ use prometheus_client::registry::Registry;
 
 use crate::policy::breaker::{BreakerMode, BreakerState, Transition};
 
+mod gauges;
 mod labels;
 
+pub use gauges::{ConcurrencyGauges, InFlight};
 use labels::*;
 
 type IntGauge = Gauge<i64, AtomicI64>;
@@ -46,28 +48,6 @@ pub struct Metrics {
     task_panics: Family<TaskLabel, Counter>,
     unknown_oldest_age: IntGauge,
     reconciliation_pending: IntGauge,
-}
-
-/// A guard's concurrency limit and the calls waiting under it, set without a lookup.
-pub struct ConcurrencyGauges {
-    limit: IntGauge,
-    waiting: IntGauge,
-}
-
-impl ConcurrencyGauges {
-    pub fn set(&self, limit: u32, waiting: u32) {
-        self.limit.set(limit.into());
-        self.waiting.set(waiting.into());
-    }
-}
-
-/// Counts one gateway call in flight for as long as it lives.
-pub struct InFlight(IntGauge);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.dec();
-    }
 }
 
 impl Default for Metrics {
