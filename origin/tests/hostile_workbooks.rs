@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};
+use support::biff::{bof, bound_sheet, compound, eof, one_sheet, record};
 use support::settlement::operator;
 use support::{signed, Origin};
 
@@ -34,66 +35,20 @@ fn trillion_strings() -> Vec<u8> {
     archive.finish().expect("an archive").into_inner()
 }
 
-fn record(kind: u16, data: &[u8]) -> Vec<u8> {
-    let length = u16::try_from(data.len()).expect("a short record");
-    [&kind.to_le_bytes()[..], &length.to_le_bytes(), data].concat()
-}
-
-fn bof(kind: u16) -> Vec<u8> {
-    record(
-        0x0809,
-        &[&0x0600u16.to_le_bytes()[..], &kind.to_le_bytes(), &[0; 12]].concat(),
-    )
-}
-
-/// A BOUNDSHEET of a sheet named "S" starting at `at`.
-fn bound_sheet(at: u32) -> Vec<u8> {
-    record(
-        0x0085,
-        &[&at.to_le_bytes()[..], &[0, 0, 1, 0, b'S']].concat(),
-    )
-}
-
-/// An `.xls` whose Workbook stream is `stream`.
-fn xls(stream: &[u8]) -> Vec<u8> {
-    let mut file = cfb::CompoundFile::create(Cursor::new(Vec::new())).expect("a compound file");
-    file.create_stream("Workbook")
-        .expect("a stream")
-        .write_all(stream)
-        .expect("written");
-    file.flush().expect("flushed");
-    file.into_inner().into_inner()
-}
-
 /// An `.xls` whose one sheet's DIMENSIONS runs from row 10 back to row 4.
 fn reversed_dimensions() -> Vec<u8> {
-    let eof = record(0x000A, &[]);
-    let globals = bof(0x0005).len() + bound_sheet(0).len() + eof.len();
     let dimensions = [
         &10u32.to_le_bytes()[..],
         &5u32.to_le_bytes(),
         &[0, 0, 2, 0, 0, 0],
     ]
     .concat();
-    xls(&[
-        bof(0x0005),
-        bound_sheet(globals as u32),
-        eof.clone(),
-        bof(0x0010),
-        record(0x0200, &dimensions),
-        eof,
-    ]
-    .concat())
+    compound(&one_sheet(&[record(0x0200, &dimensions)]))
 }
 
 /// An `.xls` listing 10^6 sheets, each at offset 0: a walk of the whole stream apiece.
 fn a_million_sheets() -> Vec<u8> {
-    xls(&[
-        bof(0x0005),
-        bound_sheet(0).repeat(1_000_000),
-        record(0x000A, &[]),
-    ]
-    .concat())
+    compound(&[bof(0x0005), bound_sheet(0).repeat(1_000_000), eof()].concat())
 }
 
 async fn upload(origin: &Origin, file: &[u8]) -> (StatusCode, Value) {

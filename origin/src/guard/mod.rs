@@ -90,6 +90,17 @@ impl Default for GuardConfig {
     }
 }
 
+impl GuardConfig {
+    /// How soon a healthy PG answers: what the breaker would not call slow (the timeout
+    /// without a breaker). The concurrency limit learns only from such answers, and a
+    /// look-up probe must come back within it.
+    pub fn healthy_within(&self) -> Duration {
+        self.breaker.map_or(self.timeout, |breaker| {
+            Duration::from_millis(breaker.slow_call_ms).min(self.timeout)
+        })
+    }
+}
+
 /// Why the guard did not send a call. The call never left; the payment is FAILED.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
@@ -138,10 +149,6 @@ pub struct GatewayGuard {
 impl GatewayGuard {
     pub fn new(name: &'static str, config: GuardConfig, metrics: Arc<Metrics>) -> Self {
         let epoch = Instant::now();
-        // A healthy answer is one the breaker would not call slow.
-        let healthy = config.breaker.map_or(config.timeout, |breaker| {
-            Duration::from_millis(breaker.slow_call_ms).min(config.timeout)
-        });
         let guard = Self {
             name,
             config,
@@ -152,7 +159,7 @@ impl GatewayGuard {
             slots: Slots::new(
                 name,
                 config.concurrency,
-                healthy.as_millis() as u64,
+                config.healthy_within().as_millis() as u64,
                 config.max_wait,
                 epoch,
                 &metrics,

@@ -49,10 +49,7 @@ impl GatewayGuard {
         let started = Instant::now();
         let answered = tokio::time::timeout(self.config.timeout, gateway.answers(&probe_id)).await;
         let took = started.elapsed();
-        let slow = self.config.breaker.map_or(self.config.timeout, |b| {
-            Duration::from_millis(b.slow_call_ms)
-        });
-        let healthy = answered.unwrap_or(false) && took < slow;
+        let healthy = answered.unwrap_or(false) && took < self.config.healthy_within();
         tracing::info!(
             guard = self.name,
             healthy,

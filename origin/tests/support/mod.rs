@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
+pub mod biff;
 pub mod keys;
 pub mod settlement;
 pub mod toss;

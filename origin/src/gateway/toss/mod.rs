@@ -52,6 +52,17 @@ impl Toss {
             .header("authorization", &self.authorization)
             .header("idempotency-key", key)
     }
+
+    /// `GET /v1/payments/orders/{orderId}`, or `None` for an id that cannot be a path
+    /// segment.
+    fn payment_of_order(&self, order_id: &str) -> Option<reqwest::RequestBuilder> {
+        let segment = http::path_segment(order_id)?;
+        Some(
+            self.http
+                .get(format!("{}/v1/payments/orders/{segment}", self.base_url))
+                .header("authorization", &self.authorization),
+        )
+    }
 }
 
 /// Toss's Basic header: the secret key is the user name, the password is empty, and the
@@ -113,15 +124,11 @@ impl Gateway for Toss {
     }
 
     async fn look_up(&self, order: &Order<'_>) -> GatewayStatus {
-        let Some(segment) = http::path_segment(order.order_id) else {
+        let Some(request) = self.payment_of_order(order.order_id) else {
             return GatewayStatus::Unavailable {
                 cause: format!("order id {:?} cannot be a path segment", order.order_id),
             };
         };
-        let request = self
-            .http
-            .get(format!("{}/v1/payments/orders/{segment}", self.base_url))
-            .header("authorization", &self.authorization);
         match http::send(request).await {
             Sent::Unconnected(cause) | Sent::NoAnswer(cause) => {
                 GatewayStatus::Unavailable { cause }
@@ -131,14 +138,10 @@ impl Gateway for Toss {
     }
 
     async fn answers(&self, probe_id: &str) -> bool {
-        let Some(segment) = http::path_segment(probe_id) else {
-            return false;
-        };
-        let request = self
-            .http
-            .get(format!("{}/v1/payments/orders/{segment}", self.base_url))
-            .header("authorization", &self.authorization);
-        http::answers(request).await
+        match self.payment_of_order(probe_id) {
+            Some(request) => http::answers(request).await,
+            None => false,
+        }
     }
 
     async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer {

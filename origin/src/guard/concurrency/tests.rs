@@ -15,6 +15,7 @@ use crate::gateway::{
 };
 use crate::guard::tests::{approved, guard, held_call, small_breaker};
 use crate::guard::{GatewayGuard, GuardConfig, Refusal};
+use crate::metrics::Metrics;
 use crate::policy::breaker::{BreakerConfig, BreakerMode, BreakerState};
 use crate::policy::concurrency::LimitMode;
 use crate::store::BreakerControl;
@@ -28,8 +29,22 @@ fn fixed(slots: u32, max_wait_ms: u64) -> GuardConfig {
     }
 }
 
-async fn until(done: impl Fn() -> bool) {
-    while !done() {
+/// The guard of `config`, shared by the calls' tasks, and its metrics.
+fn shared(config: GuardConfig) -> (Arc<GatewayGuard>, Arc<Metrics>) {
+    let (guard, metrics) = guard(config);
+    (Arc::new(guard), metrics)
+}
+
+/// Until `calls` hold a slot.
+async fn until_in_flight(guard: &GatewayGuard, calls: u32) {
+    while guard.view().concurrency.in_flight != calls {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Until `calls` wait for a slot.
+async fn until_waiting(guard: &GatewayGuard, calls: u32) {
+    while guard.view().concurrency.waiting != calls {
         tokio::task::yield_now().await;
     }
 }
@@ -52,13 +67,12 @@ fn counted_call(
 
 #[tokio::test(start_paused = true)]
 async fn a_call_past_the_limit_waits_for_a_slot_and_is_sent_when_one_frees() {
-    let (guard, metrics) = guard(fixed(1, 1_000));
-    let guard = Arc::new(guard);
+    let (guard, metrics) = shared(fixed(1, 1_000));
     let (release, first) = held_call(&guard);
-    until(|| guard.view().concurrency.in_flight == 1).await;
+    until_in_flight(&guard, 1).await;
     let sent = Arc::new(AtomicU32::new(0));
     let second = counted_call(&guard, &sent);
-    until(|| guard.view().concurrency.waiting == 1).await;
+    until_waiting(&guard, 1).await;
     let view = guard.view().concurrency;
     assert_eq!(
         (view.mode, view.limit, view.floor, view.ceiling),
@@ -83,10 +97,9 @@ async fn a_call_past_the_limit_waits_for_a_slot_and_is_sent_when_one_frees() {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_that_waits_past_the_longest_wait_is_refused_unsent() {
-    let (guard, metrics) = guard(fixed(1, 200));
-    let guard = Arc::new(guard);
+    let (guard, metrics) = shared(fixed(1, 200));
     let (_release, _first) = held_call(&guard);
-    until(|| guard.view().concurrency.in_flight == 1).await;
+    until_in_flight(&guard, 1).await;
     let sent = Arc::new(AtomicU32::new(0));
     let started = Instant::now();
     let refused = counted_call(&guard, &sent).await.unwrap();
@@ -101,14 +114,13 @@ async fn a_call_that_waits_past_the_longest_wait_is_refused_unsent() {
 
 #[tokio::test(start_paused = true)]
 async fn a_full_line_refuses_at_once() {
-    let (guard, _) = guard(fixed(1, 10_000));
-    let guard = Arc::new(guard);
+    let (guard, _) = shared(fixed(1, 10_000));
     let (_release, _first) = held_call(&guard);
-    until(|| guard.view().concurrency.in_flight == 1).await;
+    until_in_flight(&guard, 1).await;
     let sent = Arc::new(AtomicU32::new(0));
     // The line holds as many as the ceiling: one here.
     let _waiting = counted_call(&guard, &sent);
-    until(|| guard.view().concurrency.waiting == 1).await;
+    until_waiting(&guard, 1).await;
     let started = Instant::now();
     assert_eq!(
         counted_call(&guard, &sent).await.unwrap(),
@@ -119,18 +131,17 @@ async fn a_full_line_refuses_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_waiting_call_that_is_cancelled_leaves_the_line() {
-    let (guard, _) = guard(fixed(2, 10_000));
-    let guard = Arc::new(guard);
+    let (guard, _) = shared(fixed(2, 10_000));
     let (release_a, a) = held_call(&guard);
     let (_release_b, _b) = held_call(&guard);
-    until(|| guard.view().concurrency.in_flight == 2).await;
+    until_in_flight(&guard, 2).await;
     let sent = Arc::new(AtomicU32::new(0));
     let cancelled = counted_call(&guard, &sent);
-    until(|| guard.view().concurrency.waiting == 1).await;
+    until_waiting(&guard, 1).await;
     let next = counted_call(&guard, &sent);
-    until(|| guard.view().concurrency.waiting == 2).await;
+    until_waiting(&guard, 2).await;
     cancelled.abort();
-    until(|| guard.view().concurrency.waiting == 1).await;
+    until_waiting(&guard, 1).await;
     release_a.send(()).unwrap();
     assert_eq!(a.await.unwrap(), Ok(approved()));
     assert_eq!(next.await.unwrap(), Ok(approved()));
@@ -144,7 +155,7 @@ async fn a_waiting_call_that_is_cancelled_leaves_the_line() {
 
 #[tokio::test(start_paused = true)]
 async fn the_wait_for_a_slot_is_not_the_pgs_latency() {
-    let (guard, _) = guard(GuardConfig {
+    let (guard, _) = shared(GuardConfig {
         breaker: Some(BreakerConfig {
             slow_call_ms: 100,
             slow_call_rate: 50,
@@ -152,7 +163,6 @@ async fn the_wait_for_a_slot_is_not_the_pgs_latency() {
         }),
         ..fixed(2, 10_000)
     });
-    let guard = Arc::new(guard);
     // Four calls of 60 ms, two at a time: the last two are answered 120 ms after they
     // asked.
     let calls: Vec<_> = (0..4)
@@ -177,7 +187,7 @@ async fn the_wait_for_a_slot_is_not_the_pgs_latency() {
 
 #[tokio::test(start_paused = true)]
 async fn the_breaker_opening_refuses_the_calls_waiting() {
-    let (guard, _) = guard(GuardConfig {
+    let (guard, _) = shared(GuardConfig {
         timeout: Duration::from_secs(1),
         breaker: Some(BreakerConfig {
             window: 20,
@@ -190,14 +200,13 @@ async fn the_breaker_opening_refuses_the_calls_waiting() {
         max_wait: Duration::from_secs(5),
         ..GuardConfig::default()
     });
-    let guard = Arc::new(guard);
     // A stalled PG: the adaptive limit's floor, 2, are sent; the other 3 wait.
     let (releases, stalled): (Vec<_>, Vec<_>) = (0..2).map(|_| held_call(&guard)).unzip();
-    until(|| guard.view().concurrency.in_flight == 2).await;
+    until_in_flight(&guard, 2).await;
     let sent = Arc::new(AtomicU32::new(0));
     let started = Instant::now();
     let waiting: Vec<_> = (0..3).map(|_| counted_call(&guard, &sent)).collect();
-    until(|| guard.view().concurrency.waiting == 3).await;
+    until_waiting(&guard, 3).await;
     // The calls waiting are traffic the breaker has seen: with the 2 sent, its 5
     // calls, so the first slow one opens it.
     for call in waiting {
@@ -216,20 +225,19 @@ async fn the_breaker_opening_refuses_the_calls_waiting() {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_the_breaker_would_refuse_does_not_wait_for_a_slot() {
-    let (guard, _) = guard(GuardConfig {
+    let (guard, _) = shared(GuardConfig {
         breaker: Some(BreakerConfig {
             open_ms: 0,
             ..small_breaker()
         }),
         ..fixed(1, 10_000)
     });
-    let guard = Arc::new(guard);
     for _ in 0..2 {
         guard.call(async { GatewayAnswer::NotSent }).await.unwrap();
     }
     // Half-open: the next call is its one probe, and holds the only slot.
     let (_release, _probe) = held_call(&guard);
-    until(|| guard.view().concurrency.in_flight == 1).await;
+    until_in_flight(&guard, 1).await;
     let started = Instant::now();
     assert_eq!(
         guard.call(async { approved() }).await,
@@ -240,16 +248,15 @@ async fn a_call_the_breaker_would_refuse_does_not_wait_for_a_slot() {
 
 #[tokio::test(start_paused = true)]
 async fn an_operator_forcing_the_breaker_open_refuses_the_calls_waiting() {
-    let (guard, _) = guard(GuardConfig {
+    let (guard, _) = shared(GuardConfig {
         breaker: Some(BreakerConfig::default()),
         ..fixed(1, 10_000)
     });
-    let guard = Arc::new(guard);
     let (_release, _first) = held_call(&guard);
-    until(|| guard.view().concurrency.in_flight == 1).await;
+    until_in_flight(&guard, 1).await;
     let sent = Arc::new(AtomicU32::new(0));
     let waiting = counted_call(&guard, &sent);
-    until(|| guard.view().concurrency.waiting == 1).await;
+    until_waiting(&guard, 1).await;
     guard.apply_control(BreakerControl {
         mode: BreakerMode::ForcedOpen,
         reason: "the PG said so".into(),
@@ -307,7 +314,7 @@ impl Gateway for LookUps {
 
 #[tokio::test(start_paused = true)]
 async fn an_open_breaker_probes_the_pg_with_look_ups_not_payments() {
-    let (guard, _) = guard(GuardConfig {
+    let (guard, _) = shared(GuardConfig {
         timeout: Duration::from_millis(500),
         breaker: Some(BreakerConfig {
             open_ms: 1_000,
@@ -315,7 +322,6 @@ async fn an_open_breaker_probes_the_pg_with_look_ups_not_payments() {
         }),
         ..GuardConfig::default()
     });
-    let guard = Arc::new(guard);
     let pg = Arc::new(LookUps::default());
     let probing = guard.start_probing(pg.clone()).unwrap();
     for _ in 0..2 {

@@ -1,40 +1,15 @@
 //! An Excel 97–2003 workbook built in the test, record by record (no Rust crate writes
 //! BIFF8): read as its CSV twin is, and refused when its sheets would span too much.
 
-use std::io::{Cursor, Write as _};
+#[path = "../../../../../../tests/support/biff.rs"]
+mod biff_file;
+
+use biff_file::{biff_text, bof, bound_sheet, compound, eof, named_sheet, one_sheet, record};
 
 use super::Value::{self, Number, Text};
 use super::{entries_of, skip, unreadable};
 use crate::policy::settlement::parser::workbook::{biff, Kind, WorkbookProblem};
 use crate::policy::settlement::parser::{Entry, Format, Row, SkipReason};
-
-/// A BIFF8 record.
-fn record(kind: u16, data: &[u8]) -> Vec<u8> {
-    let mut bytes = kind.to_le_bytes().to_vec();
-    bytes.extend(
-        u16::try_from(data.len())
-            .expect("a short record")
-            .to_le_bytes(),
-    );
-    bytes.extend(data);
-    bytes
-}
-
-/// Text as BIFF8 writes it: UTF-16LE, its length in a `u8` (a sheet's name) or `u16`.
-fn biff_text(text: &str, long: bool) -> Vec<u8> {
-    let units: Vec<u16> = text.encode_utf16().collect();
-    let mut bytes = if long {
-        u16::try_from(units.len())
-            .expect("short")
-            .to_le_bytes()
-            .to_vec()
-    } else {
-        vec![u8::try_from(units.len()).expect("short")]
-    };
-    bytes.push(1); // UTF-16, not compressed
-    bytes.extend(units.iter().flat_map(|unit| unit.to_le_bytes()));
-    bytes
-}
 
 /// A cell's record: LABEL for text, NUMBER for a number.
 fn biff_cell(row: u16, column: u16, value: &Value) -> Vec<u8> {
@@ -55,66 +30,19 @@ fn biff_cell(row: u16, column: u16, value: &Value) -> Vec<u8> {
 /// An Excel 97–2003 workbook of one sheet: the compound file, its Workbook stream of
 /// BIFF8 records — the globals (BOF, BOUNDSHEET, EOF), then the sheet's substream.
 fn xls(name: &str, cells: &[(u16, u16, Value)]) -> Vec<u8> {
-    let eof = record(0x000A, &[]);
-    let globals_length = bof(0x0005).len() + named_sheet(name, 0).len() + eof.len();
+    let globals_length = bof(0x0005).len() + named_sheet(name, 0).len() + eof().len();
     let mut stream = [
         bof(0x0005),
         named_sheet(name, globals_length as u32),
-        eof.clone(),
+        eof(),
         bof(0x0010),
     ]
     .concat();
     for (row, column, value) in cells {
         stream.extend(biff_cell(*row, *column, value));
     }
-    stream.extend(eof);
+    stream.extend(eof());
     compound(&stream)
-}
-
-/// A compound file whose Workbook stream is `stream`.
-fn compound(stream: &[u8]) -> Vec<u8> {
-    let mut file = cfb::CompoundFile::create(Cursor::new(Vec::new())).expect("a compound file");
-    file.create_stream("Workbook")
-        .expect("a stream")
-        .write_all(stream)
-        .expect("written");
-    file.flush().expect("flushed");
-    file.into_inner().into_inner()
-}
-
-fn bof(kind: u16) -> Vec<u8> {
-    record(
-        0x0809,
-        &[&0x0600u16.to_le_bytes()[..], &kind.to_le_bytes(), &[0; 12]].concat(),
-    )
-}
-
-/// A BOUNDSHEET: a sheet named `name` that starts at `at`.
-fn named_sheet(name: &str, at: u32) -> Vec<u8> {
-    record(
-        0x0085,
-        &[&at.to_le_bytes()[..], &[0, 0], &biff_text(name, false)].concat(),
-    )
-}
-
-/// A BOUNDSHEET of a sheet named "S".
-fn bound_sheet(at: u32) -> Vec<u8> {
-    named_sheet("S", at)
-}
-
-/// The globals listing one sheet, then that sheet: `sheet` between its BOF and EOF.
-fn one_sheet(sheet: &[Vec<u8>]) -> Vec<u8> {
-    let globals = bof(0x0005).len() + bound_sheet(0).len() + record(0x000A, &[]).len();
-    let mut stream = [
-        bof(0x0005),
-        bound_sheet(globals as u32),
-        record(0x000A, &[]),
-        bof(0x0010),
-    ]
-    .concat();
-    stream.extend(sheet.concat());
-    stream.extend(record(0x000A, &[]));
-    stream
 }
 
 #[test]
@@ -223,12 +151,7 @@ fn a_dimensions_record_that_runs_backwards_is_refused_not_wrapped() {
 fn sheets_listed_past_the_cap_or_walked_past_the_bound_are_refused() {
     // A million BOUNDSHEETs at offset 0, the globals themselves: each would make
     // calamine walk the whole stream again, a million times over.
-    let many = [
-        bof(0x0005),
-        bound_sheet(0).repeat(1_000_000),
-        record(0x000A, &[]),
-    ]
-    .concat();
+    let many = [bof(0x0005), bound_sheet(0).repeat(1_000_000), eof()].concat();
     let problem = unreadable(compound(&many));
     assert!(
         matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("more than 1000 sheets")),
@@ -248,25 +171,25 @@ fn sheets_listed_past_the_cap_or_walked_past_the_bound_are_refused() {
         "{problem:?}"
     );
     // A sheet past the stream's end, where calamine would slice and panic.
-    let past = [bof(0x0005), bound_sheet(1 << 20), record(0x000A, &[])].concat();
+    let past = [bof(0x0005), bound_sheet(1 << 20), eof()].concat();
     let problem = unreadable(compound(&past));
     assert!(
         matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("past the workbook")),
         "{problem:?}"
     );
     // Two entries for one sheet walk it once, and it reads.
-    let globals = bof(0x0005).len() + 2 * bound_sheet(0).len() + record(0x000A, &[]).len();
+    let globals = bof(0x0005).len() + 2 * bound_sheet(0).len() + eof().len();
     let twice = [
         bof(0x0005),
         bound_sheet(globals as u32),
         bound_sheet(globals as u32),
-        record(0x000A, &[]),
+        eof(),
         bof(0x0010),
         biff_cell(0, 0, &Text("orderNo")),
         biff_cell(0, 1, &Text("amount")),
         biff_cell(1, 0, &Text("A-1")),
         biff_cell(1, 1, &Number(1000.0)),
-        record(0x000A, &[]),
+        eof(),
     ]
     .concat();
     assert!(entries_of(compound(&twice), None).is_ok());
