@@ -95,8 +95,8 @@ pub(super) fn acceptance(pg: Pg, off: &Figures, on: &Figures) -> String {
 
 /// What the origin makes of the saturating PG's 429.
 pub(super) fn pg_refusals() -> String {
-    "How the origin reads the PG's 429: throttled — refused before it was processed, so \
-     nothing was charged — never unknown. The payment is recorded FAILED \
+    "How the origin reads the PG's 429 `TOO_MANY_REQUESTS` (its line full): throttled — \
+     refused before it was processed, so nothing was charged — never unknown. The payment is recorded FAILED \
      (`GATEWAY_REJECTED`, answered 201), counted in \
      `origin_gateway_needs_operator_total{outcome=\"throttled\"}`, and the 429 counts \
      against the breaker, as a slow call (from 1 s) does. An open breaker refuses confirms \

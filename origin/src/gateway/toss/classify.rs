@@ -3,10 +3,12 @@
 //! amount) is unknown for a confirm and unavailable for a look-up: only an answer that
 //! proves otherwise settles a payment.
 //!
-//! A confirm's 429, whatever its body, is throttled: Toss documents no rate-limit status,
-//! but a 429 is HTTP's refusal of a request for the client's rate, answered before the
-//! request is served — by a limiter in front of the PG, or the simulator's capacity — so
-//! nothing was charged. A look-up's or a cancel's 429 is unavailable: asked again later.
+//! A confirm's 429 is throttled — refused for our rate before it was served, so nothing
+//! was charged — only when nothing in it says otherwise: no Toss error body (a limiter in
+//! front of the PG), or the code [`THROTTLED`] (the simulator's capacity). Toss documents
+//! no rate-limit status, so a 429 naming any other code is read by that code like any
+//! status: a code listed unknown, or one in no list, is unknown. A look-up's or a cancel's
+//! 429 is unavailable: asked again later.
 
 use serde::Deserialize;
 
@@ -29,6 +31,9 @@ struct Payment {
 struct Failure {
     code: Option<String>,
 }
+
+/// The code of a 429 refused for our rate: the simulator's line full (Toss publishes none).
+const THROTTLED: &str = "TOO_MANY_REQUESTS";
 
 /// Toss's error body, `{code, message}`.
 #[derive(Debug, Deserialize)]
@@ -101,17 +106,17 @@ pub fn confirm(status: u16, body: &[u8]) -> GatewayAnswer {
             other => unknown(format!("200 with status {other}")),
         };
     }
-    if status == 429 {
-        let code = error_code(body).unwrap_or_else(|| "TOO_MANY_REQUESTS".into());
-        return GatewayAnswer::Throttled { code };
-    }
-    let Some(code) = error_code(body) else {
-        return unknown(format!("{status} without a Toss error body"));
-    };
-    match codes::confirm_class(status, &code) {
-        Class::Declined => GatewayAnswer::Declined { code },
-        Class::NotSent => GatewayAnswer::Rejected { status, code },
-        Class::Unknown => unknown(format!("{status} {code}")),
+    match (status, error_code(body)) {
+        (429, None) => GatewayAnswer::Throttled {
+            code: THROTTLED.into(),
+        },
+        (429, Some(code)) if code == THROTTLED => GatewayAnswer::Throttled { code },
+        (_, None) => unknown(format!("{status} without a Toss error body")),
+        (_, Some(code)) => match codes::confirm_class(status, &code) {
+            Class::Declined => GatewayAnswer::Declined { code },
+            Class::NotSent => GatewayAnswer::Rejected { status, code },
+            Class::Unknown => unknown(format!("{status} {code}")),
+        },
     }
 }
 

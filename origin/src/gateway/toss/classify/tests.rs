@@ -83,19 +83,18 @@ fn our_own_mistakes_are_not_sent_never_a_decline() {
 }
 
 #[test]
-fn a_429_is_throttled_whatever_its_body_never_unknown() {
-    for (body, code) in [
-        (error("TOO_MANY_REQUESTS"), "TOO_MANY_REQUESTS"),
-        (error("RATE_LIMIT_EXCEEDED"), "RATE_LIMIT_EXCEEDED"),
-        (
-            b"<html>Too Many Requests</html>".to_vec(),
-            "TOO_MANY_REQUESTS",
-        ),
-        (Vec::new(), "TOO_MANY_REQUESTS"),
+fn a_429_is_throttled_only_unread_or_as_the_simulator_s_line_full() {
+    for body in [
+        error("TOO_MANY_REQUESTS"),
+        b"<html>Too Many Requests</html>".to_vec(),
+        br#"{"message":"slow down"}"#.to_vec(),
+        Vec::new(),
     ] {
         assert_eq!(
             confirm(429, &body),
-            GatewayAnswer::Throttled { code: code.into() },
+            GatewayAnswer::Throttled {
+                code: "TOO_MANY_REQUESTS".into()
+            },
             "{}",
             String::from_utf8_lossy(&body)
         );
@@ -108,6 +107,24 @@ fn a_429_is_throttled_whatever_its_body_never_unknown() {
         cancel(429, &error("TOO_MANY_REQUESTS")),
         CancelAnswer::Unavailable { .. }
     ));
+}
+
+#[test]
+fn a_429_naming_a_code_listed_unknown_or_in_no_list_is_unknown() {
+    for code in [
+        "ALREADY_PROCESSED_PAYMENT",
+        "PROVIDER_ERROR",
+        "IDEMPOTENT_REQUEST_PROCESSING",
+        "FAILED_INTERNAL_SYSTEM_PROCESSING",
+        "RATE_LIMIT_EXCEEDED",
+        "",
+    ] {
+        let answer = confirm(429, &error(code));
+        assert!(
+            matches!(answer, GatewayAnswer::Unknown { .. }),
+            "429 {code}: {answer:?}"
+        );
+    }
 }
 
 #[test]
