@@ -128,7 +128,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn no_code_is_in_two_confirm_classes() {
+    fn no_code_is_in_two_classes_of_one_call() {
         for code in DECLINED {
             assert!(
                 !NOT_SENT.contains(code) && !UNKNOWN.contains(code),
@@ -144,9 +144,13 @@ mod tests {
                 "{code}"
             );
         }
+        for code in CANCEL_REFUSED {
+            assert!(!CANCEL_LATER.contains(code), "{code}");
+        }
     }
 
-    /// `docs/design/gateways.md`'s table says of every confirm code what these lists say.
+    /// `docs/design/gateways.md`'s table says of every confirm code and every cancel code
+    /// what these lists say, and has no row in neither.
     #[test]
     fn the_design_page_s_table_is_these_lists() {
         let page = include_str!("../../../../docs/design/gateways.md");
@@ -159,23 +163,35 @@ mod tests {
         for line in table.lines().filter(|line| line.starts_with("| `")) {
             let cells: Vec<&str> = line.split('|').map(str::trim).collect();
             let code = cells[1].trim_matches('`');
-            rows.insert(code.to_owned(), cells[3].to_owned());
+            rows.insert(code.to_owned(), [cells[3].to_owned(), cells[4].to_owned()]);
         }
-        let lists = [
+        let confirm = [
             (DECLINED, "declined"),
             (NOT_SENT, "not sent"),
             (UNKNOWN, "unknown"),
         ];
-        for (list, class) in lists {
-            for code in list {
-                let row = rows
-                    .get(*code)
-                    .unwrap_or_else(|| panic!("{code} has no row"));
-                assert!(row.starts_with(class), "{code}: {row}, not {class}");
+        let cancel = [
+            (CANCELLED_BEFORE, "cancelled"),
+            (CANCEL_REFUSED, "refused"),
+            (CANCEL_LATER, "sent again"),
+        ];
+        for (column, lists) in [(0, &confirm), (1, &cancel)] {
+            for (list, class) in lists {
+                for code in *list {
+                    let row = rows
+                        .get(*code)
+                        .unwrap_or_else(|| panic!("{code} has no row"));
+                    let cell = &row[column];
+                    assert!(cell.starts_with(class), "{code}: {cell}, not {class}");
+                }
             }
+            let listed: usize = lists.iter().map(|(list, _)| list.len()).sum();
+            let classed = rows.values().filter(|row| row[column] != "—").count();
+            assert_eq!(classed, listed, "every class in the column is in a list");
         }
-        let listed: usize = lists.iter().map(|(list, _)| list.len()).sum();
-        assert_eq!(rows.len(), listed, "every row is in a list");
+        for (code, row) in &rows {
+            assert!(row.iter().any(|cell| cell != "—"), "{code} has no class");
+        }
     }
 
     #[test]
