@@ -1,7 +1,8 @@
 //! The PG's webhooks under `GATEWAY_PROVIDER=toss`, against the simulator: an unsigned
-//! webhook claiming DONE for a declined payment changes nothing, bad bodies are 400, a
-//! flood costs no more look-ups than the rate at the PG, and a late approval found by a
-//! webhook's look-up is refunded under one key, sent again after a 500.
+//! webhook claiming DONE for a declined payment changes nothing, a cancel webhook settles
+//! its payment only as the look-up finds it, bad bodies are 400, a flood costs no more
+//! look-ups than the rate at the PG, and a late approval found by a webhook's look-up is
+//! refunded under one key, sent again after a 500.
 
 mod support;
 
@@ -78,6 +79,79 @@ async fn an_unsigned_webhook_claiming_done_for_a_declined_payment_changes_nothin
         let response = webhook(&system, body).await;
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{what}");
     }
+}
+
+fn cancelled_for(order_id: &str) -> String {
+    json!({
+        "eventType": "CANCEL_STATUS_CHANGED",
+        "createdAt": "2026-12-02T10:00:00.000000",
+        "data": {"orderId": order_id, "paymentKey": format!("pk-{order_id}"),
+                 "cancelStatus": "DONE", "cancelAmount": 5000},
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_cancel_webhook_settles_its_payment_only_as_the_look_up_finds_it() {
+    let system = System::backend(&MANUAL_RECOVERY).await;
+    // Both charged at the PG, their answers lost: UNKNOWN.
+    system
+        .set_faults(json!({"mode": "HANG_AFTER_PROCESSING", "delayMs": 10_000}))
+        .await;
+    for order in ["order-still-done", "order-cancelled-at-pg"] {
+        assert_eq!(system.confirm_order(order).await.1["status"], "UNKNOWN");
+    }
+    system.set_faults(json!({"mode": "NORMAL"})).await;
+    // One is cancelled at the PG (by its console, say); the other is not.
+    let cancel = system
+        .http
+        .post(format!(
+            "{}/v1/payments/pk-order-cancelled-at-pg/cancel",
+            system.gateway
+        ))
+        .basic_auth(GATEWAY_SECRET_KEY, Some(""))
+        .header("idempotency-key", "console-cancel-1")
+        .json(&json!({"cancelReason": "the customer asked"}))
+        .send()
+        .await
+        .expect("the simulator answers");
+    assert_eq!(cancel.status(), StatusCode::OK);
+    let asked_before = system.ledger().await["statusQueryCount"].as_u64();
+
+    // Each is said to be cancelled; only the look-up says which is.
+    for order in ["order-still-done", "order-cancelled-at-pg"] {
+        assert_eq!(
+            webhook(&system, cancelled_for(order)).await.status(),
+            StatusCode::OK
+        );
+    }
+    eventually(
+        "both payments settled by their look-ups",
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        || async {
+            let now = payments(&system).await;
+            let settled: Vec<_> = ["order-still-done", "order-cancelled-at-pg"]
+                .iter()
+                .map(|order| now.get(*order).map(status_and_reason))
+                .collect();
+            (settled
+                == [
+                    Some((Some("APPROVED"), None)),
+                    Some((Some("FAILED"), Some("CANCELLED_AT_PG"))),
+                ])
+            .then_some(())
+            .ok_or(format!("{settled:?}"))
+        },
+    )
+    .await;
+    let asked = system.ledger().await["statusQueryCount"].as_u64();
+    assert!(
+        asked
+            .zip(asked_before)
+            .is_some_and(|(now, then)| now >= then + 2),
+        "each webhook's payment looked up: {asked_before:?} then {asked:?}"
+    );
 }
 
 #[tokio::test]
