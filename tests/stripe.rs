@@ -3,7 +3,8 @@
 //! id — succeeded, `krw`, for the amount; `pm_card_chargeCustomerFail` is FAILED as a
 //! decline, never UNKNOWN; a webhook with a wrong signature, or one older than 300 s, is
 //! refused and changes nothing, and a well-signed one that lies is looked up and changes
-//! nothing either. (The adapter's own
+//! nothing either. The approval's `pi_…` id is stored from the confirm's answer. (The
+//! adapter's own
 //! tests against localstripe, and what localstripe cannot show: `origin/tests/stripe.rs`.)
 
 mod support;
@@ -12,6 +13,8 @@ use hmac::{Hmac, Mac};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use sha2::Sha256;
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::ConnectOptions as _;
 use support::System;
 
 const WEBHOOK_SECRET: &str = "whsec_e2e_0123456789abcdef";
@@ -23,6 +26,25 @@ async fn confirm(system: &System, order_id: &str, card: &str) -> (StatusCode, Va
         .await;
     let status = response.status();
     (status, response.json().await.expect("a JSON body"))
+}
+
+/// The PG's id the origin keeps for the payment of `order_id` (`payments.pg_reference`).
+async fn stored_reference(system: &System, order_id: &str) -> Option<String> {
+    let path = system
+        .database_url()
+        .strip_prefix("sqlite://")
+        .expect("a SQLite origin");
+    let mut db = SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .connect()
+        .await
+        .expect("the origin's database");
+    sqlx::query_scalar("SELECT pg_reference FROM payments WHERE order_id = ?")
+        .bind(order_id)
+        .fetch_one(&mut db)
+        .await
+        .expect("the payment's row")
 }
 
 fn signature(t: i64, body: &str, secret: &str) -> String {
@@ -77,6 +99,13 @@ async fn stripe_approves_declines_and_its_webhooks_are_verified() {
             carrying[0]["amount"].as_i64()
         ),
         (Some("succeeded"), Some("krw"), Some(5000))
+    );
+    // Kept from the confirm's answer (recovery runs hourly here): the lying webhook's
+    // look-up below asks Stripe by this id.
+    assert_eq!(
+        stored_reference(&system, "order-visa").await.as_deref(),
+        carrying[0]["id"].as_str(),
+        "the pi_… id stored"
     );
 
     let (status, declined) = confirm(&system, "order-declined", "pm_card_chargeCustomerFail").await;
