@@ -120,7 +120,7 @@ pub fn confirm(status: u16, body: &[u8]) -> GatewayAnswer {
     }
 }
 
-/// A look-up's answer (`GET /v1/payments/orders/{orderId}` or `/v1/payments/{paymentKey}`).
+/// A look-up's answer (`GET /v1/payments/orders/{orderId}`).
 pub fn look_up(status: u16, body: &[u8]) -> GatewayStatus {
     let unavailable = |cause: String| GatewayStatus::Unavailable { cause };
     match status {

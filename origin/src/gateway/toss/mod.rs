@@ -1,8 +1,8 @@
 //! Toss Payments v1, as Toss documents it (https://docs.tosspayments.com/reference; the
 //! facts used and their sources: `docs/design/gateways.md`):
 //! `Authorization: Basic base64(secretKey + ":")` on every call, the confirm
-//! `POST /v1/payments/confirm {paymentKey, orderId, amount}`, the look-ups
-//! `GET /v1/payments/orders/{orderId}` and `/v1/payments/{paymentKey}`, the cancel
+//! `POST /v1/payments/confirm {paymentKey, orderId, amount}`, the look-up by order
+//! `GET /v1/payments/orders/{orderId}` (why not by payment key: the design page), the cancel
 //! `POST /v1/payments/{paymentKey}/cancel {cancelReason}`. Every POST carries the
 //! payment's own `Idempotency-Key`: Toss takes the key, the API key, the URL and the
 //! method as one request and ignores the body, so a key is never shared by two orders.
