@@ -2,8 +2,9 @@
 //! playwright-core (`tests/browser/checkout.mjs`), goes from the waiting room's admitted
 //! state to the edge's checkout page, into the simulator's imitation of Toss's payment
 //! window, and back — to the receipt (at desktop and phone widths, and again on a reload,
-//! paid once), to the reason and a retry (cancelled in the window), or to "we are
-//! confirming" and then the receipt (the PG's answer lost, recovery settling it). The
+//! paid once), to the reason and a retry (cancelled in the window), to the decline and a
+//! retry (a card the PG declines), or to "we are confirming" and then the receipt (the
+//! PG's answer lost, recovery settling it). The
 //! screenshots of every step are kept in `target/test-artifacts/`.
 
 mod support;
@@ -126,6 +127,31 @@ async fn cancelling_in_the_window_says_why_and_offers_to_try_again() {
         0,
         "nothing confirmed"
     );
+}
+
+#[tokio::test]
+async fn a_declined_card_says_so_and_offers_to_try_again() {
+    let system = System::start().await;
+    define_event(&system).await;
+    // The PG declines the confirm, as Toss's sandbox does under this test code.
+    system
+        .set_faults(json!({"mode": "NORMAL", "testCode": "REJECT_CARD_PAYMENT"}))
+        .await;
+    let (browser, mut lines) = buy(&system, "buyer-declined", "declined", "phone");
+    let line = next(&mut lines);
+    let order = line
+        .strip_prefix("DECLINED ")
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!order.is_empty(), "{line:?}");
+    ends_well(browser);
+    let payment = &system.payments_at(&system.origin).await[&order];
+    assert_eq!(
+        (&payment["status"], &payment["failureReason"]),
+        (&json!("FAILED"), &json!("DECLINED"))
+    );
+    let ledger = system.ledger().await;
+    assert_eq!(ledger["approvals"], json!([]), "nothing charged: {ledger}");
 }
 
 #[tokio::test]

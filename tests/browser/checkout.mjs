@@ -7,6 +7,8 @@
 // - `cancel`: Cancel in the window, the page says why and offers to try again while the
 //   pass lives (CANCELLED with the pass's expiry), and Try again opens the window anew
 //   for another order (RETRIED);
+// - `declined`: Pay in the window with a card the PG declines: the page says the card was
+//   declined, nothing charged, and offers to try again (DECLINED orderId);
 // - `unknown`: Pay in the window while the PG holds its answer: "we are confirming"
 //   (CONFIRMING orderId), then the receipt once the test settles the payment (RECEIPT).
 // - `unconfigured`: PAGE_URL is a checkout page, which says checkout is not configured
@@ -100,6 +102,14 @@ try {
     const second = await openWindow(page, blocked, "Try again");
     if (!second || second === first) throw new Error(`the retry's order is ${second}, the first was ${first}`);
     console.log("RETRIED");
+  } else if (ending === "declined") {
+    const orderId = await toWindow(page, blocked);
+    await page.getByRole("button", { name: "Pay", exact: true }).click();
+    await page.getByRole("heading", { name: "Payment not completed" }).waitFor(long);
+    expect("the reason", await page.locator("#failure-reason").textContent(), /card was declined.*Nothing was charged/);
+    await page.getByRole("button", { name: "Try again" }).waitFor(long);
+    await step(page, "declined", blocked);
+    console.log("DECLINED " + orderId);
   } else if (ending === "unknown") {
     const orderId = await toWindow(page, blocked);
     await page.getByRole("button", { name: "Pay", exact: true }).click();
