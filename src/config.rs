@@ -190,14 +190,7 @@ impl EdgeConfig {
             queue_pass_ttl_secs: vars.number("QUEUE_PASS_TTL_SECONDS", 600, |s| *s > 0)?,
             queue_draw_batch: vars
                 .number("QUEUE_DRAW_BATCH", 10_000, |n| (1..=100_000).contains(n))?,
-            gated_events: vars
-                .get("GATED_EVENTS")
-                .unwrap_or_default()
-                .split(',')
-                .map(str::trim)
-                .filter(|event| !event.is_empty())
-                .map(str::to_owned)
-                .collect(),
+            gated_events: rules::pass::gated_events(&vars.get("GATED_EVENTS").unwrap_or_default()),
             global_shards: vars.number("RATE_LIMIT_GLOBAL_SHARDS", 1, |n| (1..=64).contains(n))?,
             login_limits: LoginLimits {
                 user: rate("LOGIN_RATE_LIMIT_USER", DEFAULT_USER_RATE)?,

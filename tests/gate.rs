@@ -1,9 +1,10 @@
 //! The payment gate as a hostile client meets it, through the real edge (workerd), the
 //! origin and the simulator: a pass pays for one order whatever else its holder sends,
 //! nobody holds a pass before the opening, an approved retry is replayed, the origin
-//! refuses a gated confirm the edge did not pass, an UNKNOWN retried after its pass ran
-//! out is replayed, one room's flood of entries spends no other room's window, and no
-//! queue exists for an event nobody defined.
+//! refuses a gated confirm the edge did not pass (of a room it stores, or of an event of
+//! `GATED_EVENTS`), an UNKNOWN retried after its pass ran out is replayed, one room's
+//! flood of entries spends no other room's window, and no queue exists for an event
+//! nobody defined.
 
 mod support;
 
@@ -13,63 +14,11 @@ use harness::eventually::eventually;
 use harness::signed::now_ms;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use support::gate::{assert_replayed, code, confirm, has_payment};
 use support::room::{define, enter, queue_call, start, status};
 use support::{EdgeSetup, System};
 
 const EVERY: Duration = Duration::from_millis(100);
-
-/// `POST /payments/confirm` at the edge: `amount` for `order_id` in `event`, under `key`.
-async fn confirm(
-    system: &System,
-    token: &str,
-    key: &str,
-    order_id: &str,
-    amount: i64,
-    event: &str,
-) -> reqwest::Response {
-    let body = json!({
-        "orderId": order_id,
-        "paymentKey": format!("pk-{order_id}"),
-        "amount": amount,
-        "eventId": event,
-    });
-    system
-        .http
-        .post(format!("{}/payments/confirm", system.edge))
-        .bearer_auth(token)
-        .header("idempotency-key", key)
-        .json(&body)
-        .send()
-        .await
-        .expect("the edge answers")
-}
-
-/// `answer` is `first` again, with `status`, replayed from the origin's record.
-async fn assert_replayed(answer: reqwest::Response, status: StatusCode, first: &Value) {
-    assert_eq!(answer.status(), status, "not QUEUE_PASS_REQUIRED");
-    assert_eq!(
-        answer
-            .headers()
-            .get("idempotent-replayed")
-            .map(|v| v.as_bytes()),
-        Some(&b"true"[..])
-    );
-    assert_eq!(&answer.json::<Value>().await.expect("a JSON body"), first);
-}
-
-async fn code(response: reqwest::Response) -> (StatusCode, String) {
-    let status = response.status();
-    let body: Value = response.json().await.expect("a JSON body");
-    (status, body["code"].as_str().unwrap_or_default().to_owned())
-}
-
-/// Whether the origin holds a payment of `user` for `order_id`.
-async fn has_payment(system: &System, user: &str, order_id: &str) -> bool {
-    let response = system
-        .origin_get(user, &format!("/payments/{order_id}"))
-        .await;
-    response.status() == StatusCode::OK
-}
 
 #[tokio::test]
 async fn a_pass_backs_one_order_whatever_else_its_holder_sends() {
@@ -394,4 +343,29 @@ async fn no_queue_exists_for_an_event_nobody_defined() {
         },
     )
     .await;
+}
+
+/// An event gated by `GATED_EVENTS` alone, with no room stored at the origin: a signed
+/// confirm without the edge's pass, sent straight to the origin, is refused and buys
+/// nothing.
+#[tokio::test]
+async fn the_origin_refuses_a_gated_events_confirm_the_edge_did_not_pass() {
+    let system = start(&[("GATED_EVENTS", "gate-7")]).await;
+    define(
+        &system,
+        json!({ "eventId": "gate-7", "stock": 10, "amount": 1000 }),
+    )
+    .await;
+    let body = json!({ "orderId": "order-s1", "paymentKey": "pk-order-s1",
+                       "amount": 1000, "eventId": "gate-7" })
+    .to_string();
+    let straight = system
+        .confirm_at_origin("user-7", Some("key-s"), &body)
+        .await;
+    assert_eq!(
+        code(straight).await,
+        (StatusCode::FORBIDDEN, "QUEUE_PASS_REQUIRED".into())
+    );
+    assert!(!has_payment(&system, "user-7", "order-s1").await);
+    assert_eq!(system.ledger().await["requestCount"], 0);
 }

@@ -1,6 +1,7 @@
 //! The origin's configuration, read from the environment once at start into typed
 //! values. A bad value is an error that names the variable and what was expected.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -64,6 +65,10 @@ pub struct OriginConfig {
     /// `RECOVERY_INTERVAL_MS`, `RECOVERY_MIN_AGE_MS`, `RECOVERY_MAX_AGE_MS`; the
     /// NOT_FOUND spacing follows `GATEWAY_TIMEOUT_MS`.
     pub recovery: RecoveryConfig,
+    /// `GATED_EVENTS`: the events the edge gates with no room stored here, by the same
+    /// name and reading as the edge's (`rules::pass::gated_events`); their confirms need
+    /// the edge's pass here too.
+    pub gated_events: HashSet<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -194,6 +199,7 @@ impl OriginConfig {
         let recovery_interval = millis("RECOVERY_INTERVAL_MS", 30_000, 100)?;
         Ok(Self {
             cipher: FieldCipher::from_env(&lookup)?,
+            gated_events: rules::pass::gated_events(&get("GATED_EVENTS").unwrap_or_default()),
             listen: address("ORIGIN_LISTEN", "127.0.0.1:8080")?,
             metrics_listen: address("ORIGIN_METRICS_LISTEN", "127.0.0.1:9090")?,
             admin_listen: address("ORIGIN_ADMIN_LISTEN", "127.0.0.1:8081")?,

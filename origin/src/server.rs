@@ -115,6 +115,7 @@ pub async fn serve(
             })?)),
             Err(_) => None,
         },
+        gated_events: Arc::new(config.gated_events.clone()),
     };
     // The operator's setting is in force before the first request is served.
     if let Ok(Some(control)) = store.breaker_control(APPROVE_GUARD).await {

@@ -2,6 +2,7 @@
 //! the edge's verifier, the metrics and the operator's settings. The router (`app.rs`)
 //! hands it to the handlers; the handlers name it here, never the router.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::edge_signature::EdgeVerifier;
@@ -36,4 +37,6 @@ pub struct AppState {
     pub webhooks: Arc<crate::recovery::hints::Hints>,
     /// The edge, for the drops' rooms (`EDGE_URL`); `None` refuses to define one.
     pub edge_calls: Option<Arc<crate::edge::Edge>>,
+    /// `GATED_EVENTS`: events gated when no room of theirs is stored.
+    pub gated_events: Arc<HashSet<String>>,
 }

@@ -9,8 +9,22 @@
 //! replay-only                          no pass, or payments paused: answer what exists
 //! ```
 
+use std::collections::HashSet;
+
 /// The request header the gate's word travels in (signed).
 pub const PASS_HEADER: &str = "x-edge-pass";
+
+/// The event ids a `GATED_EVENTS` setting names (comma-separated, blanks ignored): read
+/// alike by the edge, whose confirms for them need a pass, and by the origin, which then
+/// refuses any of their confirms the edge did not pass.
+pub fn gated_events(setting: &str) -> HashSet<String> {
+    setting
+        .split(',')
+        .map(str::trim)
+        .filter(|event| !event.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
 
 /// The gate's word on one confirm.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,6 +123,13 @@ mod tests {
         ] {
             assert_eq!(Gate::parse(field), None, "{field}");
         }
+    }
+
+    #[test]
+    fn gated_events_are_the_named_ids() {
+        let named = gated_events(" drop-1, ,drop-2,");
+        assert_eq!(named, HashSet::from(["drop-1".into(), "drop-2".into()]));
+        assert!(gated_events("").is_empty());
     }
 
     #[test]

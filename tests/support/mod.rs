@@ -13,6 +13,7 @@ pub mod accounts;
 pub mod agreement;
 pub mod calls;
 mod edge;
+pub mod gate;
 mod origin_cli;
 pub mod room;
 pub mod toss;
@@ -250,9 +251,16 @@ impl System {
             // The edge is there once started: the origin hands the drops' rooms to it.
             ("EDGE_URL", system.edge.clone()),
         ];
+        // The events the edge gates by `GATED_EVENTS` are gated at the origin too.
+        let gated = edge_setup
+            .into_iter()
+            .flat_map(|setup| &setup.vars)
+            .filter(|(name, _)| *name == "GATED_EVENTS")
+            .map(|(name, value)| ((*name).to_owned(), value.clone()));
         system.origin_env = own
             .into_iter()
             .map(|(name, value)| (name.to_owned(), value))
+            .chain(gated)
             .chain(
                 origin_vars
                     .iter()

@@ -6,7 +6,8 @@
 //!
 //! - `replay-only`: nothing is created. The key's record answers (replayed, reused,
 //!   in flight), else the caller's payment for the order, else 403 `QUEUE_PASS_REQUIRED`.
-//! - A confirm for an event whose stored room is gated needs the pass claimed for that
+//! - A confirm for a gated event — its stored room is gated, or no room is stored and
+//!   `GATED_EVENTS` names it, as the edge decides — needs the pass claimed for that
 //!   event and order, else 403 `QUEUE_PASS_REQUIRED`. So the origin refuses a gated
 //!   event's confirm even before the edge was told of its room.
 //!
@@ -46,7 +47,11 @@ pub(super) async fn admit(
         state.store.event_room(event_id)
     })
     .await?;
-    let gated = room.is_some_and(|room| room.settings.gated);
+    // A stored room says; without one, `GATED_EVENTS` does, as at the edge.
+    let gated = room.map_or_else(
+        || state.gated_events.contains(event_id),
+        |room| room.settings.gated,
+    );
     if gated && !caller.gate.admits(event_id, &request.order_id) {
         tracing::info!(event_id, order_id = %request.order_id, gate = %caller.gate.field(), "confirm for a gated event without its pass");
         return Err(pass_required());

@@ -114,6 +114,7 @@ impl Origin {
             )),
             webhooks,
             edge_calls: edge.map(Arc::new),
+            gated_events: Arc::default(),
         };
         Self {
             router: app(state.clone()),
