@@ -10,7 +10,7 @@
 //! The global windows count only what can be served: a confirm of a gated event is
 //! counted once its pass is claimed (`routes::payments`), never when the gate refuses it;
 //! an enter is counted in its room's own global window, so one drop's crowd never spends
-//! another's.
+//! another's — for a sharded event, in its user's arrival shard's own window.
 //!
 //! Failure: when the session object cannot answer, the user's window is counted in a
 //! limiter object of the user's own (`DENYLIST_FAIL_MODE=open` skips the denylist only). The global
@@ -23,6 +23,7 @@ use std::cell::Cell;
 use rules::rate_limit::{limit_header, policy_header, QuotaState, RouteLimit};
 use worker::{Env, Response};
 
+use crate::arrivals::client::UserShard;
 use crate::error::ApiError;
 use crate::global_limiter::client::check_global;
 use crate::memory::{self, Release, Window};
@@ -38,9 +39,17 @@ thread_local! {
 pub struct Limits<'a> {
     route: &'a RouteLimit,
     user: String,
-    /// The global window's object: `{route}#{shard}`.
+    /// The global window's object: `{route}#{shard}`, `{route}#{event}#{shard}` for an
+    /// enter, `{route}#{event}#a{arrival shard}` for an enter of a sharded event.
     global: String,
     shard_limit: u32,
+}
+
+/// The room an enter is counted for: its event, and the user's arrival shard when the
+/// event has more than one.
+pub struct EnterWindow<'a> {
+    pub event_id: &'a str,
+    pub arrival: Option<UserShard>,
 }
 
 /// The quotas a request was admitted under, for its `RateLimit` headers.
@@ -51,27 +60,54 @@ pub struct Admission<'a> {
 
 impl<'a> Limits<'a> {
     /// The windows of `route` for `user`, the global one's shard drawn among `shards`.
-    /// With `room` (an event id), the global window is that room's own: what fills it is
+    /// With `room` (an enter), the global window is that room's own: what fills it is
     /// that room's traffic, which the room bounds itself — entering one drop's line never
-    /// spends another's.
+    /// spends another's. A sharded event's enters are counted at the user's arrival
+    /// shard, one window each with the route's whole limit: the object that takes them is
+    /// that shard, so the event's total is its shards × the limit, each shard's bounded.
     pub fn new(
         route: &'a RouteLimit,
         user: &str,
         shards: u32,
-        room: Option<&str>,
+        room: Option<EnterWindow<'_>>,
     ) -> Result<Self, ApiError> {
-        let shard = match shards {
-            1 => 0,
-            _ => u32::from_le_bytes(random::bytes::<4>()?) % shards,
+        let drawn = || -> Result<u32, ApiError> {
+            Ok(match shards {
+                1 => 0,
+                _ => u32::from_le_bytes(random::bytes::<4>()?) % shards,
+            })
+        };
+        let (global, shard_limit) = match room {
+            Some(EnterWindow {
+                event_id,
+                arrival: Some(arrival),
+            }) => (
+                format!("{}#{event_id}#a{}", route.key, arrival.index),
+                route.global.limit,
+            ),
+            Some(EnterWindow {
+                event_id,
+                arrival: None,
+            }) => {
+                let shard = drawn()?;
+                (
+                    format!("{}#{event_id}#{shard}", route.key),
+                    shard_limit(route.global.limit, shards, shard),
+                )
+            }
+            None => {
+                let shard = drawn()?;
+                (
+                    format!("{}#{shard}", route.key),
+                    shard_limit(route.global.limit, shards, shard),
+                )
+            }
         };
         Ok(Self {
             route,
             user: user.to_owned(),
-            global: match room {
-                Some(event_id) => format!("{}#{event_id}#{shard}", route.key),
-                None => format!("{}#{shard}", route.key),
-            },
-            shard_limit: shard_limit(route.global.limit, shards, shard),
+            global,
+            shard_limit,
         })
     }
 

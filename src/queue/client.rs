@@ -5,10 +5,9 @@ use std::cell::Cell;
 use rules::drop::RoomUpdate;
 
 use super::protocol::{Configured, DrawList, Entered, PassClaim, Placement, Report, RoomRequest};
-use crate::arrivals::client::{shard_name, BINDING as SHARDS};
+use crate::arrivals::client::{user_shard, BINDING as SHARDS};
 use crate::arrivals::object::ShardCall;
 use crate::clock::now_ms;
-use crate::directory;
 use crate::durable_call::{call_object, call_object_for_body, tell_object, ObjectUnavailable};
 
 /// The Durable Object namespace binding in `wrangler.toml`.
@@ -157,6 +156,14 @@ impl<'a> WaitingRoomClient<'a> {
         self.tell(request).await
     }
 
+    pub async fn untie_claim(&self, order_id: &str) -> Result<(), ObjectUnavailable> {
+        let request = RoomRequest::UntieClaim {
+            user: self.user.to_owned(),
+            order_id: order_id.to_owned(),
+        };
+        self.tell(request).await
+    }
+
     pub async fn consume(&self) -> Result<(), ObjectUnavailable> {
         self.arrival_tell(RoomRequest::Consume {
             user: self.user.to_owned(),
@@ -165,19 +172,13 @@ impl<'a> WaitingRoomClient<'a> {
     }
 
     /// Where the user's arrivals — enter, poll, leave, consume — go: their shard when the
-    /// event has more than one, else the room. When the directory cannot say, the room:
-    /// it takes anyone's arrivals itself, keeping whoever holds a number.
-    async fn shard(&self) -> Option<(String, u32)> {
-        let shards = directory::client::shards(self.env, self.event_id, now_ms())
-            .await
-            .unwrap_or_else(|err| {
-                worker::console_error!("{err}; the arrivals go to the room");
-                1
-            });
-        (shards > 1).then(|| {
-            let name = shard_name(self.shard_key, self.event_id, self.user, shards);
-            (name, shards)
-        })
+    /// event has more than one, else the room. When the directory cannot say (no copy of
+    /// it in the last minute), nowhere: the call fails and the user is told to come back,
+    /// so a sharded event's crowd never lands on its room.
+    async fn shard(&self) -> Result<Option<(String, u32)>, ObjectUnavailable> {
+        let shard =
+            user_shard(self.env, self.shard_key, self.event_id, self.user, now_ms()).await?;
+        Ok(shard.map(|shard| (shard.name(self.event_id), shard.shards)))
     }
 
     fn shard_call(&self, request: RoomRequest, shards: u32) -> ShardCall {
@@ -192,7 +193,7 @@ impl<'a> WaitingRoomClient<'a> {
         &self,
         request: RoomRequest,
     ) -> Result<T, ObjectUnavailable> {
-        match self.shard().await {
+        match self.shard().await? {
             None => self.call(request).await,
             Some((name, shards)) => {
                 counted();
@@ -202,7 +203,7 @@ impl<'a> WaitingRoomClient<'a> {
     }
 
     async fn arrival_tell(&self, request: RoomRequest) -> Result<(), ObjectUnavailable> {
-        match self.shard().await {
+        match self.shard().await? {
             None => self.tell(request).await,
             Some((name, shards)) => {
                 counted();

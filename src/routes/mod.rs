@@ -172,16 +172,9 @@ async fn route(
     };
 
     let claims = verify_bearer(&headers, &config, now_ms)?;
-    let room = match &authenticated {
-        Authenticated::QueueEnter(event_id) => Some(*event_id),
-        _ => None,
-    };
-    let limits = match config.rate_limits.for_request(method.as_ref(), &path) {
-        Some(route) => Some(Limits::new(route, &claims.sub, config.global_shards, room)?),
-        None => None,
-    };
+    let route = config.rate_limits.for_request(method.as_ref(), &path);
     // A ticket holder's poll is answered from the room's snapshot: no object call.
-    if let (Authenticated::QueueStatus(event_id), None) = (&authenticated, &limits) {
+    if let (Authenticated::QueueStatus(event_id), None) = (&authenticated, route) {
         if let Some(ticket) = headers.get(queue::TICKET_HEADER)? {
             return queue::status_from_ticket(env, &config, event_id, &claims, &ticket, now_ms)
                 .await;
@@ -195,17 +188,22 @@ async fn route(
         // (a ticket holder's poll, above, has a ticket only for a room that exists).
         queue::check_defined(env, &config, event_id, now_ms).await?;
     }
+    let limits = match route {
+        Some(route) => {
+            let room = match &authenticated {
+                Authenticated::QueueEnter(event_id) => {
+                    Some(queue::enter_window(env, &config, event_id, &claims.sub, now_ms).await?)
+                }
+                _ => None,
+            };
+            Some(Limits::new(route, &claims.sub, config.global_shards, room)?)
+        }
+        None => None,
+    };
     if let Some(limits) = &limits {
         limits.refuse_from_memory(now_ms)?;
     }
     let authenticated = authenticated.read_confirm().await;
-    // A ticket holder's confirm while their place waits is refused from the snapshot too.
-    if let Authenticated::Confirm(input) = &authenticated {
-        if let (Ok(input), Some(ticket)) = (input.as_ref(), headers.get(queue::TICKET_HEADER)?) {
-            payments::ticket_gate::refuse_waiting(env, &config, &claims, &ticket, input, now_ms)
-                .await?;
-        }
-    }
     let window = limits.as_ref().map(Limits::user_check);
     let caller = authenticate(env, &config, claims, window, now_ms).await?;
     let user_admitted = match limits {

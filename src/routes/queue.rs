@@ -15,6 +15,7 @@ use rules::queue::ticket::{self, Held, TicketError};
 use rules::token::AccessClaims;
 use worker::{Env, Response};
 
+use crate::arrivals::client::user_shard;
 use crate::config::EdgeConfig;
 use crate::directory;
 use crate::durable_call::ObjectUnavailable;
@@ -22,6 +23,7 @@ use crate::error::ApiError;
 use crate::queue::client::WaitingRoomClient;
 use crate::queue::protocol::{LineState, NotOpen, Placement, QueueStatus};
 use crate::queue::snapshots;
+use crate::rate_limit::EnterWindow;
 
 /// The waiting-room page: no external assets; it reads its event id from its own URL.
 const PAGE: &str = include_str!("waiting_room.html");
@@ -138,6 +140,22 @@ pub async fn check_defined(
             "no such event: its queue opens once an operator defines it",
         )),
     }
+}
+
+/// The window an enter of `event_id` by `user` is counted in: the room's, or for a
+/// sharded event the user's arrival shard's. 503 when the directory cannot say (see
+/// [`WaitingRoomClient`]).
+pub async fn enter_window<'a>(
+    env: &Env,
+    config: &EdgeConfig,
+    event_id: &'a str,
+    user: &str,
+    now_ms: i64,
+) -> Result<EnterWindow<'a>, ApiError> {
+    let arrival = user_shard(env, &config.ticket_key, event_id, user, now_ms)
+        .await
+        .map_err(soft_unavailable)?;
+    Ok(EnterWindow { event_id, arrival })
 }
 
 /// `GET /queue/{eventId}/status` (and `GET /queue/{eventId}` asking for JSON).
