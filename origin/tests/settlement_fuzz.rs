@@ -51,6 +51,9 @@ fn try_one(input: &[u8]) -> Result<Ended, String> {
     });
     match ended.recv_timeout(PER_INPUT) {
         Ok(Ok(Ok(_))) => Ok(Ended::Read),
+        // The input is in memory: an I/O error could only come from its content, and
+        // the route answers it 500, not 400.
+        Ok(Ok(Err(ParseError::Io(error)))) => Err(format!("an I/O error: {error}")),
         Ok(Ok(Err(_))) => Ok(Ended::Refused),
         Ok(Err(_)) => Err("a panic".into()),
         Err(_) => Err(format!("no end within {PER_INPUT:?}")),

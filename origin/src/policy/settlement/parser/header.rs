@@ -71,6 +71,8 @@ pub const DATE_HEADERS: &[&str] = &[
     "paidat",
     "paymentdate",
     "createdutc",
+    // Stripe's dashboard exports: "Created (UTC)", the bracket read as a unit.
+    "created",
     "transactioninitiationdate",
 ];
 

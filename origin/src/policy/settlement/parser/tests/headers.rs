@@ -87,6 +87,7 @@ fn the_transaction_date_column_and_its_synonyms() {
         ("approved_at,orderNo,amount", Some(0)),
         ("orderNo,amount,date,approvedAt", Some(2)),
         ("created_utc,invoice_id,gross", Some(0)),
+        ("id,Created (UTC),Amount,invoice_id", Some(1)),
         ("Invoice ID,Gross,Transaction Initiation Date", Some(2)),
         ("orderNo,amount,정산일,settlement_date", None),
         ("orderNo,amount", None),

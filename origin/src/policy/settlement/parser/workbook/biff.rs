@@ -6,16 +6,18 @@
 //! up what the grids would take; and it tells an encrypted workbook by its parts.
 //!
 //! What calamine would do with the file is bounded as well as what it would hold: the
-//! sheets listed are capped at [`MAX_SHEETS`], a sheet several entries point at is
-//! walked once, and the walks together may cover at most [`WALK_FACTOR`] times the
-//! stream (sheets that overlap, or run on without an EOF, would otherwise cost the
-//! square of the file). A DIMENSIONS record is read exactly as calamine reads it, and
+//! sheets listed are capped at [`MAX_SHEETS`], and the walks together may cover at most
+//! [`WALK_FACTOR`] times the stream (sheets that overlap, repeat or run on without an
+//! EOF would otherwise cost the square of the file). calamine walks a sheet again for
+//! every entry that lists it, so every entry is charged its sheet's walk; the walk
+//! itself is done here once per distinct offset. A DIMENSIONS record is read exactly as calamine reads it, and
 //! one whose range runs backwards — which calamine would take for some 4·10^9 rows — is
 //! refused.
 
 use std::collections::HashMap;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 
+use super::records::{records, u16_at, u32_at, Layout};
 use super::{WorkbookProblem, MAX_XLS_BYTES};
 use crate::policy::settlement::parser::ParseError;
 
@@ -42,10 +44,11 @@ const MUL_RK: u16 = 0x00BD;
 const CELLS: [u16; 7] = [0x0006, 0x0203, 0x0204, 0x00D6, 0x0205, 0x027E, 0x00FD];
 
 /// Refuses the `.xls` when it is encrypted, or its sheets would take more than
-/// [`MAX_XLS_CELLS`]; leaves the reader at the start.
-pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
+/// [`MAX_XLS_CELLS`] or cost more than the bounds above; and empties its formulas'
+/// expressions (`records.rs` says why), values kept, before calamine reads `workbook`.
+pub(super) fn check(workbook: &mut Vec<u8>) -> Result<(), ParseError> {
     let corrupt = |error: std::io::Error| WorkbookProblem::Corrupt(error.to_string());
-    let mut file = cfb::CompoundFile::open(&mut *reader).map_err(corrupt)?;
+    let mut file = cfb::CompoundFile::open(Cursor::new(&mut *workbook)).map_err(corrupt)?;
     // What Excel writes for "Encrypt with password", for .xlsx and .xls alike.
     if file.exists("/EncryptedPackage") {
         return Err(WorkbookProblem::Encrypted.into());
@@ -60,10 +63,9 @@ pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
         .take(MAX_XLS_BYTES)
         .read_to_end(&mut stream)
         .map_err(corrupt)?;
-    drop(file);
-    reader.seek(SeekFrom::Start(0))?;
+    let layout = Layout::of(&stream).map_err(WorkbookProblem::Corrupt)?;
     let mut cells: u64 = 0;
-    let mut walked: HashMap<usize, u64> = HashMap::new();
+    let mut walks: HashMap<usize, Walk> = HashMap::new();
     let mut sheets = 0usize;
     let mut budget = (stream.len() as u64).saturating_mul(WALK_FACTOR);
     for (kind, data) in records(&stream) {
@@ -88,15 +90,23 @@ pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
                     ))
                     .into());
                 };
-                let sheet_cells = match walked.get(&start) {
-                    Some(cells) => *cells,
+                if !layout.starts_at(start) {
+                    return Err(WorkbookProblem::Corrupt(format!(
+                        "a sheet starts at byte {start}, inside a record"
+                    ))
+                    .into());
+                }
+                let walk = match walks.get(&start) {
+                    Some(walk) => *walk,
                     None => {
-                        let counted = sheet_cells(sheet, &mut budget)?;
-                        walked.insert(start, counted);
-                        counted
+                        let walk = walk_sheet(sheet, budget)?;
+                        walks.insert(start, walk);
+                        walk
                     }
                 };
-                cells = cells.saturating_add(sheet_cells);
+                // calamine walks the sheet again for this entry, whatever came before.
+                budget = budget.checked_sub(walk.bytes).ok_or_else(walked_too_far)?;
+                cells = cells.saturating_add(walk.cells);
                 if cells > MAX_XLS_CELLS {
                     return Err(WorkbookProblem::TooLarge {
                         part: "sheets' cells".into(),
@@ -108,36 +118,45 @@ pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
             _ => {}
         }
     }
+    if !layout.formulas.is_empty() {
+        // A formula's value stays; its expression, `cce` bytes long, becomes empty.
+        let mut writer = file.open_stream(name).map_err(corrupt)?;
+        for at in layout.formulas {
+            writer.seek(SeekFrom::Start(at as u64)).map_err(corrupt)?;
+            writer.write_all(&[0, 0]).map_err(corrupt)?;
+        }
+        writer.flush().map_err(corrupt)?;
+    }
     Ok(())
 }
 
-/// The records of a stream, `(type, data)`, up to the first that is cut short.
-fn records(stream: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
-    let mut rest = stream;
-    std::iter::from_fn(move || {
-        let kind = u16_at(rest, 0)?;
-        let length = usize::from(u16_at(rest, 2)?);
-        let data = rest.get(4..4 + length)?;
-        rest = rest.get(4 + length..).unwrap_or_default();
-        Some((kind, data))
-    })
+/// What calamine's walk of one sheet meets: the cells the sheet asks for, and the bytes
+/// walked to its EOF (or the stream's end).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Walk {
+    cells: u64,
+    bytes: u64,
 }
 
-/// The cells a sheet asks calamine for: the grid spanning its cells, or what its
-/// DIMENSIONS reserves, whichever is more. Cells of nested substreams (charts) count
-/// too, which can only overstate it. Each record walked is taken from `budget`.
-fn sheet_cells(sheet: &[u8], budget: &mut u64) -> Result<u64, WorkbookProblem> {
+fn walked_too_far() -> WorkbookProblem {
+    WorkbookProblem::Corrupt(format!(
+        "its sheets overlap or repeat: reading them would walk more than {WALK_FACTOR} times the file"
+    ))
+}
+
+/// Walks a sheet as calamine does, up to `budget` bytes. Its cells are the grid spanning
+/// them, or what its DIMENSIONS reserves, whichever is more; cells of nested substreams
+/// (charts) count too, which can only overstate it.
+fn walk_sheet(sheet: &[u8], budget: u64) -> Result<Walk, WorkbookProblem> {
     let mut span = Span::default();
     let mut reserved: u64 = 0;
     let mut depth = 0usize;
+    let mut bytes: u64 = 0;
     for (kind, data) in records(sheet) {
-        *budget = budget
-            .checked_sub(4 + data.len() as u64)
-            .ok_or_else(|| {
-                WorkbookProblem::Corrupt(format!(
-                    "its sheets overlap: reading them would walk more than {WALK_FACTOR} times the file"
-                ))
-            })?;
+        bytes += 4 + data.len() as u64;
+        if bytes > budget {
+            return Err(walked_too_far());
+        }
         match kind {
             BOF => depth += 1,
             EOF => {
@@ -165,7 +184,10 @@ fn sheet_cells(sheet: &[u8], budget: &mut u64) -> Result<u64, WorkbookProblem> {
             _ => {}
         }
     }
-    Ok(span.cells().max(reserved))
+    Ok(Walk {
+        cells: span.cells().max(reserved),
+        bytes,
+    })
 }
 
 /// The cells a DIMENSIONS record makes calamine reserve (BIFF5's 16-bit rows or BIFF8's
@@ -234,16 +256,6 @@ impl Span {
     }
 }
 
-fn u16_at(data: &[u8], at: usize) -> Option<u16> {
-    let bytes: [u8; 2] = data.get(at..at + 2)?.try_into().ok()?;
-    Some(u16::from_le_bytes(bytes))
-}
-
-fn u32_at(data: &[u8], at: usize) -> Option<u32> {
-    let bytes: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-    Some(u32::from_le_bytes(bytes))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,9 +284,8 @@ mod tests {
             number(60_000, 200),
         ]
         .concat();
-        let mut budget = u64::MAX;
         assert_eq!(
-            sheet_cells(&sheet, &mut budget),
+            walk_sheet(&sheet, u64::MAX).map(|walk| walk.cells),
             Ok(8 * 4),
             "rows 2–9, columns 1–4; after EOF nothing"
         );
@@ -289,14 +300,8 @@ mod tests {
         .concat();
         // Rows 0–3,999,999,999 and columns 0–255, as calamine counts them.
         assert_eq!(
-            sheet_cells(&reserving, &mut budget),
+            walk_sheet(&reserving, u64::MAX).map(|walk| walk.cells),
             Ok(4_000_000_000 * 256)
         );
-    }
-
-    #[test]
-    fn records_stop_at_one_cut_short() {
-        let stream = [record(EOF, &[]), vec![0x03, 0x02, 0xFF, 0x00, 1]].concat();
-        assert_eq!(records(&stream).count(), 1);
     }
 }

@@ -25,11 +25,12 @@
 
 mod biff;
 mod package;
+mod records;
 mod rows;
 #[cfg(test)]
 mod tests;
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
@@ -230,8 +231,10 @@ fn read_xls<R: Read + Seek>(
         .into());
     }
     reader.seek(SeekFrom::Start(0))?;
-    biff::check(&mut reader)?;
-    let mut workbook = Xls::new(reader).map_err(xls_problem)?;
+    let mut file = Vec::new();
+    reader.take(MAX_XLS_BYTES).read_to_end(&mut file)?;
+    biff::check(&mut file)?;
+    let mut workbook = Xls::new(Cursor::new(file)).map_err(xls_problem)?;
     let mut first_problem = None;
     for name in chosen_sheets(workbook.sheet_names(), sheet)? {
         let range = workbook.worksheet_range(&name).map_err(xls_problem)?;

@@ -6,6 +6,8 @@ mod biff_file;
 
 use biff_file::{biff_text, bof, bound_sheet, compound, eof, named_sheet, one_sheet, record};
 
+use calamine::Reader as _;
+
 use super::Value::{self, Number, Text};
 use super::{entries_of, skip, unreadable};
 use crate::policy::settlement::parser::workbook::{biff, Kind, WorkbookProblem};
@@ -150,24 +152,68 @@ fn a_dimensions_record_that_runs_backwards_is_refused_not_wrapped() {
 #[test]
 fn sheets_listed_past_the_cap_or_walked_past_the_bound_are_refused() {
     // A million BOUNDSHEETs at offset 0, the globals themselves: each would make
-    // calamine walk the whole stream again, a million times over.
+    // calamine walk the whole stream again, a million times over; the fifth is refused.
     let many = [bof(0x0005), bound_sheet(0).repeat(1_000_000), eof()].concat();
     let problem = unreadable(compound(&many));
+    assert!(
+        matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("repeat")),
+        "{problem:?}"
+    );
+    // 1,001 entries at the globals' EOF, each a walk of one record: past the cap.
+    let at_eof = (bof(0x0005).len() + 1_001 * bound_sheet(0).len()) as u32;
+    let listed = [bof(0x0005), bound_sheet(at_eof).repeat(1_001), eof()].concat();
+    let problem = unreadable(compound(&listed));
     assert!(
         matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("more than 1000 sheets")),
         "{problem:?}"
     );
     // 900 sheets (under the cap), each starting one record later and none ending: the
     // walks would cover 450 times the stream.
-    let entry = bound_sheet(0).len() as u32;
+    let (first, entry) = (bof(0x0005).len() as u32, bound_sheet(0).len() as u32);
     let overlapping: Vec<u8> = [bof(0x0005)]
         .into_iter()
-        .chain((0..900).map(|n| bound_sheet(n * entry)))
+        .chain((0..900).map(|n| bound_sheet(first + n * entry)))
         .collect::<Vec<_>>()
         .concat();
     let problem = unreadable(compound(&overlapping));
     assert!(
         matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("overlap")),
+        "{problem:?}"
+    );
+    // 1,000 entries (under the cap) at one sheet that runs on without an EOF: walked
+    // once here, but calamine walks it again for each entry, 1,000 times the stream.
+    let entries = 1_000;
+    let globals = bof(0x0005).len() + entries * bound_sheet(0).len() + eof().len();
+    let repeated = [
+        bof(0x0005),
+        bound_sheet(globals as u32).repeat(entries),
+        eof(),
+        bof(0x0010),
+        biff_cell(0, 0, &Number(1.0)).repeat(10_000),
+    ]
+    .concat();
+    let problem = unreadable(compound(&repeated));
+    assert!(
+        matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("repeat")),
+        "{problem:?}"
+    );
+    // A sheet starting inside a record, where calamine would frame the records apart.
+    let inside = [bof(0x0005), bound_sheet(1), eof()].concat();
+    let problem = unreadable(compound(&inside));
+    assert!(
+        matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("inside a record")),
+        "{problem:?}"
+    );
+    // A record continued 10,000 times, which calamine would unpick quadratically.
+    let continued = [
+        one_sheet(&[]),
+        record(0x00FC, &[0; 8]),
+        record(0x003C, &[]).repeat(10_000),
+    ]
+    .concat();
+    let problem = unreadable(compound(&continued));
+    assert!(
+        matches!(&problem, WorkbookProblem::Corrupt(why) if why.contains("continued")),
         "{problem:?}"
     );
     // A sheet past the stream's end, where calamine would slice and panic.
@@ -193,4 +239,35 @@ fn sheets_listed_past_the_cap_or_walked_past_the_bound_are_refused() {
     ]
     .concat();
     assert!(entries_of(compound(&twice), None).is_ok());
+}
+
+#[test]
+fn a_formula_keeps_its_value_and_loses_its_expression() {
+    // A FORMULA in B2: row, column, format, the value Excel computed (1000), flags and
+    // chn, then the expression: an integer, then 100 PtgAttrSpace of 255 spaces each,
+    // which calamine would write out by inserting at the front of the text.
+    let mut expression = vec![0x1E, 1, 0];
+    for _ in 0..100 {
+        expression.extend([0x19, 0x40, 0x00, 0xFF]);
+    }
+    let mut formula = [1u16.to_le_bytes(), 1u16.to_le_bytes(), [0, 0]].concat();
+    formula.extend(1000f64.to_le_bytes());
+    formula.extend([0; 6]);
+    formula.extend(
+        u16::try_from(expression.len())
+            .expect("short")
+            .to_le_bytes(),
+    );
+    formula.extend(expression);
+    let mut file = compound(&one_sheet(&[record(0x0006, &formula)]));
+    biff::check(&mut file).expect("checked");
+    let mut book = calamine::Xls::new(std::io::Cursor::new(file)).expect("a workbook");
+    let values = book.worksheet_range("S").expect("a sheet");
+    assert_eq!(
+        values.get_value((1, 1)),
+        Some(&calamine::Data::Float(1000.0))
+    );
+    let texts = book.worksheet_formula("S").expect("a sheet");
+    let text = texts.get_value((1, 1)).expect("a formula's text");
+    assert!(text.len() < 255, "{} characters", text.len());
 }
