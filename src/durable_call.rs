@@ -14,7 +14,9 @@
 //!
 //! A call too big for a URL — a shard's batch of up to a thousand users, and its answer —
 //! goes in the bodies instead ([`call_object_in_body`], [`read_call_in_body`],
-//! [`reply_in_body`]): a POST of the JSON, the answer's JSON as its body.
+//! [`reply_in_body`]): a POST of the JSON, the answer's JSON as its body. An object may
+//! refuse such a call for good ([`refuse_in_body`]: 422, the reason its body), which its
+//! caller tells apart from an object it could not reach: sending it again changes nothing.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -114,6 +116,17 @@ async fn send(
     }
 }
 
+/// The status an object refuses a call in the body with, for good.
+const REFUSED: u16 = 422;
+
+/// An object's answer to a call in the body.
+#[derive(Debug)]
+pub enum InBody<T> {
+    Answered(T),
+    /// Refused for good, and why: the same call would be refused again.
+    Refused(String),
+}
+
 /// Sends `request` to the object named `name` of namespace `binding` in the request's
 /// body, and reads its answer from the answer's body.
 pub async fn call_object_in_body<T: DeserializeOwned>(
@@ -121,7 +134,7 @@ pub async fn call_object_in_body<T: DeserializeOwned>(
     binding: &'static str,
     name: &str,
     request: &impl Serialize,
-) -> Result<T, ObjectUnavailable> {
+) -> Result<InBody<T>, ObjectUnavailable> {
     let failed = |cause: String| ObjectUnavailable { binding, cause };
     let body = serde_json::to_string(request).map_err(|err| failed(err.to_string()))?;
     let mut init = worker::RequestInit::new();
@@ -135,14 +148,26 @@ pub async fn call_object_in_body<T: DeserializeOwned>(
         .fetch_with_request(call)
         .await
         .map_err(|err| failed(err.to_string()))?;
-    if !(200..=299).contains(&answer.status_code()) {
-        return Err(failed(format!("answered {}", answer.status_code())));
+    let status = answer.status_code();
+    if status == REFUSED {
+        let reason = answer.text().await.unwrap_or_default();
+        return Ok(InBody::Refused(reason));
+    }
+    if !(200..=299).contains(&status) {
+        return Err(failed(format!("answered {status}")));
     }
     let bytes = answer
         .bytes()
         .await
         .map_err(|err| failed(err.to_string()))?;
-    serde_json::from_slice(&bytes).map_err(|err| failed(format!("its answer: {err}")))
+    serde_json::from_slice(&bytes)
+        .map(InBody::Answered)
+        .map_err(|err| failed(format!("its answer: {err}")))
+}
+
+/// The object's refusal of a call in the body, for good: 422, `reason` its body.
+pub fn refuse_in_body(reason: &str) -> worker::Result<Response> {
+    Ok(Response::ok(reason)?.with_status(REFUSED))
 }
 
 /// The object's side of [`call_object_in_body`]: whether `req` carries its call in its

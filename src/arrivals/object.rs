@@ -10,8 +10,10 @@
 //! answered with the head's answer (position, ticket's arrival number). The numbers are
 //! kept here, so entering again and leaving need nobody else; whoever left is taken out
 //! of the line by the next batch. A batch the head did not answer is sent again — after
-//! a failed call, and after the shard restarts — and the head keeps whoever holds a
-//! number, so nobody is numbered twice. Who is numbered already and everything else —
+//! a failed call, ever more slowly (`Batcher::unreachable`), and after the shard
+//! restarts — and the head keeps whoever holds a number, so nobody is numbered twice. A
+//! batch the head refuses for good is given up (`Batcher::refused`): its people are
+//! told to enter again, and the next batch goes. Who is numbered already and everything else —
 //! prequeued, drawn, claims — is the head's: those calls are passed on to it. A report
 //! says how many batches it sent and whom it holds.
 
@@ -21,22 +23,22 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use futures_util::future::{select, Either};
-use rules::queue::arrivals::{flush_interval_ms, Batcher};
+use rules::queue::arrivals::{flush_interval_ms, Batch, Batcher};
 use serde::{Deserialize, Serialize};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::storage::ShardStorage;
 use crate::alarm::Alarm;
 use crate::clock::now_ms;
-use crate::durable_call::{call_object, call_object_in_body, read_call, reply, tell_object};
+use crate::durable_call::{
+    call_object, call_object_in_body, read_call, reply, tell_object, InBody,
+};
 use crate::queue::client::BINDING as ROOMS;
 use crate::queue::protocol::{Batched, Entered, Placement, RoomRequest};
 
 /// How long an enter waits for its batch's number before it is answered unavailable
 /// (its place in the batch is kept: entering again finds it).
 const WAIT: Duration = Duration::from_secs(10);
-/// A batch the head did not take is sent again this much later.
-const RETRY_MS: i64 = 100;
 
 /// A call to a shard: one of the edge's per-user calls to a room, for `event`, which has
 /// `shards` shards.
@@ -209,7 +211,12 @@ impl ArrivalShard {
             .push(sender);
         let entered = match select(receiver, worker::Delay::from(WAIT)).await {
             Either::Left((Ok(entered), _)) => entered,
-            _ => {
+            Either::Left((Err(_), _)) => {
+                return Err(worker::Error::RustError(
+                    "the head refused the batch: enter again".into(),
+                ))
+            }
+            Either::Right(_) => {
                 return Err(worker::Error::RustError(format!(
                     "no number from the head in {WAIT:?}; the place in the batch is kept"
                 )))
@@ -268,18 +275,19 @@ impl ArrivalShard {
         let answer =
             call_object_in_body::<Batched>(&self.env, ROOMS, &self.event()?, &request).await;
         let batched = match answer {
-            Ok(batched) if batched.entered.len() == batch.users.len() => batched,
-            Ok(_) => {
-                return Err(worker::Error::RustError(
-                    "the head answered another batch".into(),
-                ))
+            Ok(InBody::Answered(batched)) if batched.entered.len() == batch.users.len() => batched,
+            Ok(InBody::Answered(_)) => {
+                return self.give_up(&batch, "it answered another batch", now).await
             }
+            Ok(InBody::Refused(reason)) => return self.give_up(&batch, &reason, now).await,
             Err(err) => {
-                worker::console_error!("batch {} not taken, sent again: {err}", batch.id);
-                return self
-                    .alarm
-                    .no_later_than(&self.state.storage(), now + RETRY_MS)
-                    .await;
+                let at = self.with_batcher(|batcher| batcher.unreachable(batch.id, now))?;
+                worker::console_error!(
+                    "batch {} not taken, sent again in {} ms: {err}",
+                    batch.id,
+                    at.map_or(0, |at| at - now)
+                );
+                return self.schedule().await;
             }
         };
         let numbers: Vec<Option<u64>> = batched.entered.iter().map(|e| e.seq).collect();
@@ -295,6 +303,31 @@ impl ArrivalShard {
             for waiter in waiters {
                 // A waiter gone (its request ended) is nobody to answer.
                 let _ = waiter.send(entered.clone());
+            }
+        }
+        self.schedule().await
+    }
+
+    /// The head refused `batch` for good: its newcomers' enters fail (they enter again;
+    /// whoever the head numbered keeps the number), its leavers go with the next batch —
+    /// or, when it carried nobody else, are given up with it — and the next batch goes.
+    async fn give_up(&self, batch: &Batch, reason: &str, now: i64) -> Result<()> {
+        worker::console_error!(
+            "batch {} refused by the head, given up ({} to enter again): {reason}",
+            batch.id,
+            batch.users.len()
+        );
+        if let Some(refused) = self.with_batcher(|batcher| batcher.refused(batch.id, now))? {
+            let done = Batch {
+                left: refused.dropped,
+                users: Vec::new(),
+                ..batch.clone()
+            };
+            self.storage.answered(&done, &[])?;
+            for user in &refused.users {
+                self.leave_once_numbered.borrow_mut().remove(user);
+                // Their waiters dropped: each enter is answered that it failed.
+                self.waiters.borrow_mut().remove(user);
             }
         }
         self.schedule().await

@@ -2,15 +2,17 @@
 //! its leavers out of the line, then answers each of its newcomers as a lone enter would
 //! be — prequeued before the opening, waiting while the draw runs, else numbered behind
 //! everyone in the batch's order (`rules::queue::arrivals::enter_batch`), whoever holds a
-//! number keeping it. So a batch sent again is answered with the numbers it got.
+//! number keeping it. So a batch sent again is answered with the numbers it got. A batch
+//! it can never take — past `MAX_BATCH` — it refuses for good (422), and the shard gives
+//! it up rather than send it again.
 
-use rules::queue::arrivals::{enter_batch, BatchNumbered};
+use rules::queue::arrivals::{enter_batch, BatchNumbered, MAX_BATCH};
 use rules::queue::QueueConfig;
 use worker::{Response, Result};
 
 use super::object::{Unplaced, WaitingRoom};
 use super::protocol::{Batched, Entered};
-use crate::durable_call::reply_in_body;
+use crate::durable_call::{refuse_in_body, reply_in_body};
 
 impl WaitingRoom {
     pub(super) async fn batch(
@@ -20,6 +22,10 @@ impl WaitingRoom {
         left: &[u64],
         now: i64,
     ) -> Result<Response> {
+        if users.len() + left.len() > MAX_BATCH {
+            let size = users.len() + left.len();
+            return refuse_in_body(&format!("a batch of {size}, past {MAX_BATCH}"));
+        }
         let changes = self.with_line(config, |line| {
             let mut changes = line.expire(now);
             changes.extend(enter_batch(line, &[], left, now).changes);
@@ -36,11 +42,7 @@ impl WaitingRoom {
             };
             match early {
                 Some(Unplaced::Entered(answer)) => entered.push(Some(answer)),
-                Some(Unplaced::Status(_)) => {
-                    return Err(worker::Error::RustError(
-                        "an enter answered as a poll".into(),
-                    ))
-                }
+                Some(Unplaced::Status(_)) => return refuse_in_body("an enter answered as a poll"),
                 None => {
                     held.push(self.storage.seq_of(user)?);
                     numbered.push((entered.len(), user.as_str()));

@@ -20,6 +20,12 @@
 //!   it again until the head answers; the head keeps whoever holds a number at it
 //!   ([`enter_batch`]), so a batch sent again gets the numbers it got. A shard lost
 //!   mid-call loses nobody and numbers nobody twice.
+//! - **A head that cannot be reached is asked again, ever more slowly**: the batch goes
+//!   again after [`MIN_FLUSH_MS`], doubling to [`RETRY_MAX_MS`] ([`Batcher::unreachable`]).
+//!   **A batch the head refuses for good is given up** ([`Batcher::refused`]): its
+//!   newcomers wait no more (they enter again — the head keeps whoever holds a number,
+//!   so nobody numbered loses it) and its leavers go with the next batch; the shard
+//!   moves on rather than stall behind it.
 //! - **The head takes at most [`HEAD_BATCHES_PER_SECOND`] batches a second** from all
 //!   its shards together: the flush interval grows with the shards.
 
@@ -42,6 +48,8 @@ pub const MIN_FLUSH_MS: i64 = 100;
 /// The most arrivals in one batch: a shard hands its batch over early once it is this
 /// big, so no call to the head carries more.
 pub const MAX_BATCH: usize = 1_000;
+/// The longest a shard waits before sending again a batch the head did not answer.
+pub const RETRY_MAX_MS: i64 = 5_000;
 
 /// Which of `shards` takes `user`'s calls for `event`, from 0: HMAC-SHA256 under the
 /// edge's `key`, so a user's shard is fixed and nobody can compute anyone's.
@@ -94,6 +102,26 @@ pub struct Batcher {
     sent: Option<Batch>,
     /// Everyone in `pending` or `sent`.
     waiting: HashSet<String>,
+    /// Times in a row `sent` could not reach the head, and when it goes again.
+    failures: u32,
+    retry_at: Option<i64>,
+}
+
+/// A batch the head refused for good, given up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub id: u64,
+    /// Its newcomers: told to enter again.
+    pub users: Vec<String>,
+    /// Its leavers given up with it: none when it had newcomers (then they go with the
+    /// next batch); all when it carried only leavers, so that they cannot stall the shard.
+    pub dropped: Vec<u64>,
+}
+
+/// How long after its `failures`-th failure in a row a batch goes again: from
+/// [`MIN_FLUSH_MS`], doubling, at most [`RETRY_MAX_MS`].
+pub fn retry_after_ms(failures: u32) -> i64 {
+    (MIN_FLUSH_MS << (failures.clamp(1, 8) - 1)).min(RETRY_MAX_MS)
 }
 
 impl Batcher {
@@ -109,6 +137,8 @@ impl Batcher {
             since: None,
             sent,
             waiting,
+            failures: 0,
+            retry_at: None,
         }
     }
 
@@ -139,9 +169,13 @@ impl Batcher {
         self.waiting.contains(user)
     }
 
-    /// When the gathering batch is due: its interval after its first came, at once when
-    /// full; `None` when nothing gathers.
+    /// When the next batch is due: the one the head did not answer, at its retry; else
+    /// the gathering one, its interval after its first came, at once when full; `None`
+    /// when nothing gathers.
     pub fn due_at(&self) -> Option<i64> {
+        if let (Some(_), Some(at)) = (&self.sent, self.retry_at) {
+            return Some(at);
+        }
         let since = self.since?;
         Some(if self.pending.len() + self.leaving.len() >= MAX_BATCH {
             since
@@ -154,7 +188,10 @@ impl Batcher {
     /// the gathering one once due. The shell stores it before sending it.
     pub fn to_send(&mut self, now_ms: i64) -> Option<Batch> {
         if let Some(sent) = &self.sent {
-            return Some(sent.clone());
+            return match self.retry_at {
+                Some(at) if at > now_ms => None,
+                _ => Some(sent.clone()),
+            };
         }
         if self.due_at().is_none_or(|due| due > now_ms) {
             return None;
@@ -186,7 +223,39 @@ impl Batcher {
         for user in &batch.users {
             self.waiting.remove(user);
         }
+        (self.failures, self.retry_at) = (0, None);
         Some(batch)
+    }
+
+    /// Batch `id` could not reach the head at `now` (unreachable, overloaded, erred): it
+    /// goes again at the time answered, later after every failure in a row.
+    pub fn unreachable(&mut self, id: u64, now_ms: i64) -> Option<i64> {
+        if self.sent.as_ref().is_none_or(|b| b.id != id) {
+            return None;
+        }
+        self.failures += 1;
+        let at = now_ms + retry_after_ms(self.failures);
+        self.retry_at = Some(at);
+        Some(at)
+    }
+
+    /// The head refused batch `id` for good at `now`: given up, so the next can go.
+    pub fn refused(&mut self, id: u64, now_ms: i64) -> Option<Refused> {
+        let batch = self.numbered(id)?;
+        let dropped = match batch.users.is_empty() {
+            true => batch.left,
+            false => {
+                for seq in batch.left {
+                    self.leave(seq, now_ms);
+                }
+                Vec::new()
+            }
+        };
+        Some(Refused {
+            id: batch.id,
+            users: batch.users,
+            dropped,
+        })
     }
 
     /// The shard's memory is lost (its isolate restarted): the newcomers pending go —

@@ -93,6 +93,73 @@ fn a_full_batch_goes_at_once_and_the_rest_waits_for_the_next() {
 }
 
 #[test]
+fn a_batch_the_head_does_not_answer_goes_again_ever_more_slowly() {
+    let mut batcher = Batcher::restore(100, 0, None);
+    batcher.arrive("a", 0);
+    let sent = batcher.to_send(100).expect("due");
+    assert_eq!(batcher.unreachable(9, 150), None, "not the batch in flight");
+    let mut now = 150;
+    for wait in [100, 200, 400, 800, 1_600, 3_200, RETRY_MAX_MS, RETRY_MAX_MS] {
+        assert_eq!(batcher.unreachable(sent.id, now), Some(now + wait));
+        batcher.arrive(&format!("late-{now}"), now);
+        assert_eq!(
+            batcher.due_at(),
+            Some(now + wait),
+            "the retry, not the gathering"
+        );
+        assert_eq!(
+            batcher.to_send(now + wait - 1),
+            None,
+            "not before its retry"
+        );
+        now += wait;
+        assert_eq!(batcher.to_send(now), Some(sent.clone()));
+    }
+    batcher.numbered(sent.id);
+    let next = batcher.to_send(now).expect("the late ones, due long since");
+    assert_eq!(
+        batcher.unreachable(next.id, now),
+        Some(now + 100),
+        "the backoff starts over"
+    );
+}
+
+#[test]
+fn a_batch_the_head_refuses_is_given_up_its_leavers_going_with_the_next() {
+    let mut batcher = Batcher::restore(100, 0, None);
+    batcher.arrive("a", 0);
+    batcher.leave(7, 0);
+    let sent = batcher.to_send(100).expect("due");
+    batcher.arrive("b", 120);
+    let refused = batcher.refused(sent.id, 150).expect("the batch in flight");
+    assert_eq!(
+        (refused.users, refused.dropped),
+        (vec!["a".to_owned()], vec![])
+    );
+    assert!(!batcher.is_waiting("a"), "a enters again");
+    assert!(batcher.arrive("a", 160), "and is a newcomer then");
+    let next = batcher.to_send(220).expect("b's, due at 220");
+    assert_eq!(
+        (next.users, next.left),
+        (vec!["b".into(), "a".into()], vec![7])
+    );
+    let alone = batcher.refused(next.id, 230).map(|r| r.dropped);
+    assert_eq!(alone, Some(vec![]));
+    let leavers_only = batcher.to_send(400).expect("7 again");
+    assert_eq!(
+        (leavers_only.users.len(), leavers_only.left.clone()),
+        (0, vec![7])
+    );
+    let given_up = batcher.refused(leavers_only.id, 400).expect("in flight");
+    assert_eq!(
+        given_up.dropped,
+        vec![7],
+        "leavers alone cannot stall the shard"
+    );
+    assert_eq!(batcher.to_send(10_000), None, "nothing left");
+}
+
+#[test]
 fn a_restart_loses_what_was_pending_and_sends_the_stored_batch_again() {
     let mut batcher = Batcher::restore(100, 0, None);
     batcher.arrive("a", 0);
