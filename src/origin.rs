@@ -142,6 +142,14 @@ impl OriginAnswer {
         })
     }
 
+    /// Whether the origin answered from an Idempotency-Key's stored answer
+    /// (`Idempotent-Replayed: true`): nothing was done for this request.
+    pub fn replayed(&self) -> bool {
+        self.headers
+            .iter()
+            .any(|(name, value)| *name == "idempotent-replayed" && value == "true")
+    }
+
     /// The status, body and meaningful headers, unchanged.
     pub fn into_response(self) -> Result<Response, ApiError> {
         let headers = Headers::new();

@@ -156,6 +156,14 @@ impl<'a> WaitingRoomClient<'a> {
         self.tell(request).await
     }
 
+    pub async fn untie_claim(&self, order_id: &str) -> Result<(), ObjectUnavailable> {
+        let request = RoomRequest::UntieClaim {
+            user: self.user.to_owned(),
+            order_id: order_id.to_owned(),
+        };
+        self.tell(request).await
+    }
+
     pub async fn consume(&self) -> Result<(), ObjectUnavailable> {
         self.arrival_tell(RoomRequest::Consume {
             user: self.user.to_owned(),

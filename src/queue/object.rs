@@ -212,6 +212,10 @@ impl WaitingRoom {
                 self.storage.release(&user, &order_id)?;
                 (done(), Vec::new())
             }
+            RoomRequest::UntieClaim { user, order_id } => {
+                self.storage.untie(&user, &order_id)?;
+                (done(), Vec::new())
+            }
             RoomRequest::MarkSoldOut => (done(), line.mark_sold_out()),
             RoomRequest::PausePayments { for_ms } => {
                 let for_ms = i64::try_from(for_ms.min(MAX_PAUSE_MS)).unwrap_or(0);

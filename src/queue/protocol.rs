@@ -20,6 +20,11 @@ pub enum RoomRequest {
     ClaimPass { user: String, order_id: String },
     /// The claiming payment failed, so nothing was bought: the pass may back another.
     ReleaseClaim { user: String, order_id: String },
+    /// The claim one confirm made afresh for `order_id` came to nothing — the confirm
+    /// never went to the origin, or the origin answered it from an order that existed
+    /// before — so it is undone: unless another confirm of the order was granted the
+    /// pass since, the pass is as it was before (free).
+    UntieClaim { user: String, order_id: String },
     /// A payment succeeded: the pass is used up and the user leaves the line.
     Consume { user: String },
     /// The origin answered a confirm for this event `SOLD_OUT`: the line stops growing
@@ -182,8 +187,13 @@ pub struct Placement {
 #[serde(tag = "claim", rename_all = "camelCase")]
 pub enum PassClaim {
     /// The pass is live and now backs this order; `room` is the room's identity, signed
-    /// into the confirm for the origin (`rules::pass`).
-    Granted { room: u64 },
+    /// into the confirm for the origin (`rules::pass`). `fresh`: this very call tied the
+    /// pass to the order (no confirm of the order held it before).
+    Granted {
+        room: u64,
+        #[serde(default)]
+        fresh: bool,
+    },
     /// The drop opens at `opens_at` (epoch ms): no pass is valid before.
     NotOpen { opens_at: i64 },
     /// No live pass: not admitted, expired, or never in the line.

@@ -204,13 +204,6 @@ async fn route(
         limits.refuse_from_memory(now_ms)?;
     }
     let authenticated = authenticated.read_confirm().await;
-    // A ticket holder's confirm while their place waits is refused from the snapshot too.
-    if let Authenticated::Confirm(input) = &authenticated {
-        if let (Ok(input), Some(ticket)) = (input.as_ref(), headers.get(queue::TICKET_HEADER)?) {
-            payments::ticket_gate::refuse_waiting(env, &config, &claims, &ticket, input, now_ms)
-                .await?;
-        }
-    }
     let window = limits.as_ref().map(Limits::user_check);
     let caller = authenticate(env, &config, claims, window, now_ms).await?;
     let user_admitted = match limits {

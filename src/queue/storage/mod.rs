@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE TABLE IF NOT EXISTS claims (
     user     TEXT PRIMARY KEY,
-    order_id TEXT NOT NULL
+    order_id TEXT NOT NULL,
+    grants   INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS counter (
     id       INTEGER PRIMARY KEY CHECK (id = 0),
@@ -108,6 +109,7 @@ impl RoomStorage {
                 worker::console_error!("waiting room schema: {err}");
             }
         }
+        claims::add_grants(&sql);
         Self {
             sql,
             identity: Cell::new(None),

@@ -38,9 +38,9 @@ pub struct Confirming<'a> {
 /// For a gated event the gate goes first: a claimed pass is signed into the request
 /// (`rules::pass`), and only then does the confirm count in the global window
 /// (`admitted`, the user's window's admission). A confirm with no pass to claim — none
-/// live, payments paused, the drop not open — goes on as a replay only: the origin
-/// answers it from what exists (the approved retry whose pass is spent) or refuses it,
-/// and it neither spends nor frees a pass.
+/// live, its ticket's place waiting, payments paused, the drop not open — goes on as a
+/// replay only: the origin answers it from what exists (the approved retry whose pass is
+/// spent) or refuses it, and it neither spends nor frees a pass.
 pub async fn confirm(
     input: ConfirmInput,
     at: Confirming<'_>,
@@ -58,20 +58,46 @@ pub async fn confirm(
         idempotency_key,
         body,
         confirm,
+        ticket,
     } = input;
+    let order_id = confirm.order_id.as_str();
     let gated = match confirm.event_id.as_deref() {
         Some(event_id) if is_gated(env, config, event_id, now_ms).await? => Some(event_id),
         _ => None,
     };
     let room = gated
         .map(|event_id| WaitingRoomClient::new(env, &config.ticket_key, event_id, &caller.sub));
-    let (gate, refusal) = match (gated, &room) {
-        (Some(event_id), Some(room)) => pass_for(room, event_id, &confirm.order_id, now_ms).await?,
-        _ => (Gate::Ungated, None),
+    let passage = match (gated, &room) {
+        (Some(event_id), Some(room)) => {
+            let waiting = match ticket.as_deref() {
+                Some(ticket) => {
+                    ticket_gate::place_waiting(env, config, caller, ticket, event_id, now_ms).await
+                }
+                None => false,
+            };
+            pass_for(room, event_id, order_id, now_ms, waiting).await?
+        }
+        _ => Passage::ungated(),
     };
+    let Passage {
+        gate,
+        refusal,
+        fresh,
+    } = passage;
+    // The claim this very confirm made, undone if it comes to nothing.
+    let tied = room.as_ref().filter(|_| fresh);
     // A replay is answered from the origin's records: not counted as a payment served.
     let admission = match admitted {
-        Some(admitted) if refusal.is_none() => admitted.global(env, now_ms).await?,
+        Some(admitted) if refusal.is_none() => match admitted.global(env, now_ms).await {
+            Ok(admission) => admission,
+            Err(refused) => {
+                // Never sent: the pass goes back to how it was.
+                if let Some(room) = tied {
+                    untie(room, order_id).await;
+                }
+                return Err(refused);
+            }
+        },
         _ => Admission::unlimited(),
     };
     let claimed = matches!(gate, Gate::Claimed { .. });
@@ -102,20 +128,31 @@ pub async fn confirm(
         // answer has gone, so the answer waits for one durable write (the claim), not
         // two; a retry meanwhile finds the pass claimed by this very order and is
         // replayed. A failure at the PG of this very order frees the pass for another,
-        // before the answer, so the buyer's next order finds it free; anything else
-        // keeps it with this order, which may still go through, or be sent again. If
-        // the room cannot be told, the pass expires on its own.
-        match settlement(&answer, &confirm.order_id) {
+        // before the answer, so the buyer's next order finds it free. An answer from an
+        // order that existed before — replayed, or `ORDER_EXISTS` — neither spends nor
+        // frees it: a claim this confirm made afresh is undone, one it found is kept.
+        // Anything else keeps it with this order, which may still go through, or be sent
+        // again. If the room cannot be told, the pass expires on its own.
+        match settlement(&answer, order_id) {
             Settlement::Approved => consume_later(ctx, env, config, event_id, &caller.sub),
             Settlement::NothingBought => {
-                if let Err(err) = room.release_claim(&confirm.order_id).await {
+                if let Err(err) = room.release_claim(order_id).await {
                     not_told(err);
                 }
             }
-            Settlement::Kept => {}
+            Settlement::NothingNew if fresh => untie(room, order_id).await,
+            Settlement::NothingNew | Settlement::Kept => {}
         }
     }
     admission.decorate(answer.into_response()?)
+}
+
+/// Undoes the claim of `order_id` this confirm made, before the answer, so the buyer's
+/// next order finds the pass as it was.
+async fn untie(room: &WaitingRoomClient<'_>, order_id: &str) {
+    if let Err(err) = room.untie_claim(order_id).await {
+        not_told(err);
+    }
 }
 
 /// Tells the room (through the buyer's arrival shard) that `user`'s pass is spent, once
@@ -135,33 +172,68 @@ fn not_told(err: impl std::fmt::Display) {
     worker::console_warn!("the waiting room was not told how a payment ended: {err}");
 }
 
-/// The gate's word for a confirm of `order_id` in a gated event, and — when it is a
-/// replay only — the refusal to give if the origin has nothing to replay. It never fails
-/// open: a pass that cannot be checked is a refusal.
+/// The gate's word on one confirm, and what it means for the pass.
+struct Passage {
+    gate: Gate,
+    /// When the confirm is a replay only: the refusal to give if the origin has nothing
+    /// to replay.
+    refusal: Option<ApiError>,
+    /// The pass was claimed for the order by this very confirm.
+    fresh: bool,
+}
+
+impl Passage {
+    fn ungated() -> Self {
+        Self {
+            gate: Gate::Ungated,
+            refusal: None,
+            fresh: false,
+        }
+    }
+
+    fn replay_only(refusal: ApiError) -> Self {
+        Self {
+            gate: Gate::ReplayOnly,
+            refusal: Some(refusal),
+            fresh: false,
+        }
+    }
+}
+
+/// The gate's word for a confirm of `order_id` in a gated event, its ticket's place
+/// `waiting` in the isolate's snapshot or not. It never fails open: a pass that cannot
+/// be checked is a refusal.
 async fn pass_for(
     room: &WaitingRoomClient<'_>,
     event_id: &str,
     order_id: &str,
     now_ms: i64,
-) -> Result<(Gate, Option<ApiError>), ApiError> {
+    waiting: bool,
+) -> Result<Passage, ApiError> {
     if let Some(until) = memory::payments_paused_until(now_ms) {
-        return Ok((Gate::ReplayOnly, Some(payments_paused(until, now_ms))));
+        return Ok(Passage::replay_only(payments_paused(until, now_ms)));
+    }
+    if waiting {
+        return Ok(Passage::replay_only(
+            pass_required("your place is still waiting for its turn")
+                .with_header("retry-after", "1"),
+        ));
     }
     let refusal = match room.claim_pass(order_id).await {
-        Ok(PassClaim::Granted { room }) => {
+        Ok(PassClaim::Granted { room, fresh }) => {
             let gate = Gate::Claimed {
                 event_id: event_id.to_owned(),
                 room,
                 order_id: order_id.to_owned(),
             };
-            return Ok((gate, None));
+            return Ok(Passage {
+                gate,
+                refusal: None,
+                fresh,
+            });
         }
         Ok(PassClaim::Paused { until }) => payments_paused(until, now_ms),
-        Ok(PassClaim::NoPass) => ApiError::new(
-            429,
-            "QUEUE_PASS_REQUIRED",
-            "this event needs an admission pass: join its queue and wait for your turn",
-        ),
+        Ok(PassClaim::NoPass) => pass_required("join its queue and wait for your turn"),
         Ok(PassClaim::NotOpen { opens_at }) => ApiError::new(
             409,
             "NOT_OPEN_YET",
@@ -177,7 +249,16 @@ async fn pass_for(
         }
         Err(err) => return Err(admission_unavailable(err)),
     };
-    Ok((Gate::ReplayOnly, Some(refusal)))
+    Ok(Passage::replay_only(refusal))
+}
+
+/// 429 `QUEUE_PASS_REQUIRED`, saying what to do (`then`).
+fn pass_required(then: &str) -> ApiError {
+    ApiError::new(
+        429,
+        "QUEUE_PASS_REQUIRED",
+        format!("this event needs an admission pass: {then}"),
+    )
 }
 
 /// Whether the origin found nothing to answer a replay-only confirm with.
@@ -287,6 +368,9 @@ enum Settlement {
     /// Definitive about this order: it failed at the PG (201 `FAILED`), or its id belongs
     /// to another buyer's payment (409 `ORDER_ID_TAKEN`) — nothing is bought with it.
     NothingBought,
+    /// Answered from what existed before this confirm: a replayed answer
+    /// (`Idempotent-Replayed`), or 409 `ORDER_EXISTS`. Nothing was done with the pass.
+    NothingNew,
     /// Anything else: an unknown outcome that may still complete, a refusal that says
     /// nothing of the order in flight (a 400 or 422 of a request sent beside it), a
     /// server error. The claim stays with this order.
@@ -300,14 +384,19 @@ fn settlement(answer: &OriginAnswer, order_id: &str) -> Settlement {
         status: String,
         order_id: String,
     }
+    if answer.replayed() {
+        return Settlement::NothingNew;
+    }
     let payment = serde_json::from_slice::<Status>(&answer.body).ok();
     let of_this_order = payment.as_ref().filter(|p| p.order_id == order_id);
     match (answer.status, of_this_order.map(|p| p.status.as_str())) {
         (201, Some("APPROVED")) => Settlement::Approved,
         (201, Some("FAILED")) => Settlement::NothingBought,
-        (409, _) if code_of(answer).as_deref() == Some("ORDER_ID_TAKEN") => {
-            Settlement::NothingBought
-        }
+        (409, _) => match code_of(answer).as_deref() {
+            Some("ORDER_ID_TAKEN") => Settlement::NothingBought,
+            Some("ORDER_EXISTS") => Settlement::NothingNew,
+            _ => Settlement::Kept,
+        },
         _ => Settlement::Kept,
     }
 }

@@ -1,63 +1,41 @@
-//! A gated confirm that carries its `Queue-Ticket`, refused from the isolate's copy of the
-//! room's snapshot — at most a second old, the copy ticket polls read — when that copy
-//! shows the ticket's place waiting, with no pass: 429 `QUEUE_PASS_REQUIRED` with
-//! `Retry-After: 1`, before the caller's session is asked (a refusal needs no denylist)
-//! and with no call to the room. Like a ticket poll, it may be the one request a second
-//! that fetches the isolate's copies (of the snapshot, of the event directory).
+//! A gated confirm that carries its `Queue-Ticket` is judged from the isolate's copy of
+//! the room's snapshot — at most a second old, the copy ticket polls read — with no call
+//! to the room: when that copy shows the ticket's place waiting, there is no pass to
+//! claim, and the confirm goes on as a replay only (`rules::pass`). The origin answers it
+//! from what exists — the paid order of a buyer who came back to the line, retried with
+//! the new ticket — or creates nothing, and the edge then refuses it: 429
+//! `QUEUE_PASS_REQUIRED` with `Retry-After: 1`. Like a ticket poll, it may be the one
+//! request a second that fetches the isolate's copy of the snapshot.
 //!
-//! Only a place the copy shows *waiting* is refused. A place it shows admitted, or no
-//! longer in the line — the buyer whose approval spent the pass, retrying a lost answer —
-//! goes to the room as before, so a paid retry is still replayed. Without a copy (the
-//! room or the directory cannot answer), the room decides, as before.
+//! A place the copy shows admitted, or no longer in the line, goes to the room as
+//! before. Without a copy (the room cannot answer), the room decides, as before.
 
 use rules::queue::ticket;
 use rules::token::AccessClaims;
 use worker::Env;
 
-use super::input::ConfirmInput;
 use crate::config::EdgeConfig;
-use crate::error::ApiError;
-use crate::memory;
 use crate::queue::snapshots;
 
-/// Refuses the confirm `input` of `caller` when its `ticket` holds a place this isolate's
-/// snapshot shows waiting in a gated event's line at `now_ms`.
-pub async fn refuse_waiting(
+/// Whether `caller`'s `ticket` holds a place this isolate's snapshot of `event_id`'s
+/// room shows waiting at `now_ms`: no pass to claim.
+pub async fn place_waiting(
     env: &Env,
     config: &EdgeConfig,
     caller: &AccessClaims,
     ticket: &str,
-    input: &ConfirmInput,
+    event_id: &str,
     now_ms: i64,
-) -> Result<(), ApiError> {
-    let Some(event_id) = input.confirm.event_id.as_deref() else {
-        return Ok(());
-    };
-    if !super::is_gated(env, config, event_id, now_ms)
-        .await
-        .is_ok_and(|gated| gated)
-    {
-        return Ok(());
-    }
+) -> bool {
     let now_secs = now_ms.div_euclid(1000);
     let Ok(held) = ticket::verify(&config.ticket_key, ticket, event_id, &caller.sub, now_secs)
     else {
-        return Ok(());
+        return false;
     };
     let Ok(snapshot) = snapshots::of(env, event_id, now_ms).await else {
-        return Ok(());
+        return false;
     };
-    let waiting = snapshot
+    snapshot
         .place_held(held)
-        .is_some_and(|place| !place.admitted);
-    if !waiting {
-        return Ok(());
-    }
-    memory::count_refused();
-    Err(ApiError::new(
-        429,
-        "QUEUE_PASS_REQUIRED",
-        "this event needs an admission pass: your place is still waiting for its turn",
-    )
-    .with_header("retry-after", "1"))
+        .is_some_and(|place| !place.admitted)
 }
