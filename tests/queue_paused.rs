@@ -85,8 +85,9 @@ async fn while_the_breaker_is_open_the_room_holds_and_gated_confirms_stop_at_the
         stopped.json::<Value>().await.unwrap()["code"],
         "PAYMENTS_PAUSED"
     );
-    let never_sent = system.origin_get("user-1", "/payments/o-2").await;
-    assert_eq!(never_sent.status(), StatusCode::NOT_FOUND, "not forwarded");
+    // Forwarded as a replay only, which the origin answers from what exists: nothing.
+    let none = system.origin_get("user-1", "/payments/order-2").await;
+    assert_eq!(none.status(), StatusCode::NOT_FOUND, "nothing created");
 
     // user-1 gives up: user-2 reaches the front, but no pass is issued while paused.
     leave(&system, &first, EVENT).await;
@@ -115,6 +116,6 @@ async fn while_the_breaker_is_open_the_room_holds_and_gated_confirms_stop_at_the
     assert_eq!(
         system.ledger().await["requestCount"],
         1,
-        "only o-3 reached the PG"
+        "only order-3 reached the PG"
     );
 }
