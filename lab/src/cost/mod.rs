@@ -203,8 +203,8 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
     table.push(Row::edge(
         format!(
             "POST /payments/confirm — gated, with its Queue-Ticket, its place waiting: \
-             refused from the snapshot ({room_calls} room calls, {fetched} of them for \
-             snapshots, warm-up included)"
+             judged from the snapshot, a replay only ({room_calls} room calls, {fetched} of \
+             them for snapshots, warm-up included)"
         ),
         refused,
     ));

@@ -1,5 +1,5 @@
 //! `lab cost --profile`: where the CPU of `/healthz`, a status poll (with its ticket and
-//! without), a waiting ticket holder's confirm refused from the snapshot and an admitted
+//! without), a waiting ticket holder's confirm judged from the snapshot and an admitted
 //! confirm goes
 //! in workerd, sampled by V8's own profiler through workerd's inspector
 //! (`scripts/profile-edge.mjs`) while the lab sends only that route. Written to
@@ -60,7 +60,7 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
         ),
         (
             "`POST /payments/confirm`, gated, with its `Queue-Ticket`, its place waiting: \
-             refused from the snapshot",
+             judged from the snapshot, a replay only",
             waiting,
             12_000,
         ),
