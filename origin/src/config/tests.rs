@@ -33,6 +33,22 @@ fn defaults_follow_the_contract() {
     assert_eq!(config.operator_token, None);
     assert!(config.database_url.starts_with("sqlite://"));
     assert_eq!(config.cipher.current_version(), 1);
+    assert!(config.gated_events.is_empty());
+}
+
+#[test]
+fn gated_events_are_read_as_the_edge_reads_them() {
+    let config = config(&[
+        ("EDGE_SIGNING_SECRET", SECRET),
+        ("GATED_EVENTS", "drop-1, drop-2"),
+    ])
+    .unwrap();
+    let named: Vec<&str> = {
+        let mut named: Vec<&str> = config.gated_events.iter().map(String::as_str).collect();
+        named.sort_unstable();
+        named
+    };
+    assert_eq!(named, ["drop-1", "drop-2"]);
 }
 
 #[test]
