@@ -15,30 +15,85 @@ use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode};
 use futures_util::{stream, StreamExt as _};
 use serde_json::{json, Value};
-use support::biff::{bof, bound_sheet, compound, eof, one_sheet, record};
+use support::biff::{bof, bound_sheet, compound, eof, label_sst, one_sheet, record, sst};
 use support::settlement::operator;
 use support::{signed, Origin};
 use tokio::sync::oneshot;
 
-/// A 1 KB `.xlsx` whose shared strings claim 10^12 strings (calamine#684: calamine
-/// reserves them all before it reads one).
-fn trillion_strings() -> Vec<u8> {
+/// An `.xlsx`: its package's relationships naming `xl/workbook.xml`, and `parts`.
+fn xlsx(parts: &[(&str, &[u8])]) -> Vec<u8> {
     let rels = br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#;
     let mut archive = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default();
-    for (name, bytes) in [
+    let package = [
         ("[Content_Types].xml", &b"<Types/>"[..]),
         ("_rels/.rels", rels),
+    ];
+    for (name, bytes) in package.iter().chain(parts) {
+        archive.start_file(*name, options).expect("a part");
+        archive.write_all(bytes).expect("written");
+    }
+    archive.finish().expect("an archive").into_inner()
+}
+
+/// A 1 KB `.xlsx` whose shared strings claim 10^12 strings (calamine#684: calamine
+/// reserves them all before it reads one).
+fn trillion_strings() -> Vec<u8> {
+    xlsx(&[
         ("xl/workbook.xml", b"<workbook/>"),
         (
             "xl/sharedStrings.xml",
             br#"<sst count="1" uniqueCount="1000000000000"><si><t>a</t></si></sst>"#,
         ),
-    ] {
-        archive.start_file(name, options).expect("a part");
-        archive.write_all(bytes).expect("written");
-    }
-    archive.finish().expect("an archive").into_inner()
+    ])
+}
+
+/// An `.xlsx` whose 10^5 cells show one shared string of 16 MiB: the origin would copy
+/// 1.6 TB of it (calamine lends it, the row's value is a copy).
+fn a_long_string_in_every_cell_xlsx() -> Vec<u8> {
+    let workbook = br#"<workbook xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>"#;
+    let sheets = br#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#;
+    let long = format!(
+        "<sst><si><t>{}</t></si></sst>",
+        "a".repeat(16 * 1024 * 1024)
+    );
+    let row = format!("<row>{}</row>", r#"<c t="s"><v>0</v></c>"#.repeat(100));
+    let sheet = format!(
+        "<worksheet><sheetData>{}</sheetData></worksheet>",
+        row.repeat(1_000)
+    );
+    xlsx(&[
+        ("xl/workbook.xml", workbook),
+        ("xl/_rels/workbook.xml.rels", sheets),
+        ("xl/sharedStrings.xml", long.as_bytes()),
+        ("xl/worksheets/sheet1.xml", sheet.as_bytes()),
+    ])
+}
+
+/// An `.xls` whose 10^6 cells show one shared string of 65,535 characters: calamine
+/// would copy it for each, some 196 GB (3 bytes a character).
+fn a_long_string_in_every_cell_xls() -> Vec<u8> {
+    let cells: Vec<Vec<u8>> = (0..1_000_000u32)
+        .map(|n| {
+            let (row, column) = (n / 16, n % 16);
+            label_sst(row as u16, column as u16, 0)
+        })
+        .collect();
+    let table = sst(&["가".repeat(65_535).as_str()]);
+    let globals = bof(0x0005).len() + table.len() + bound_sheet(0).len() + eof().len();
+    let at = u32::try_from(globals).expect("short");
+    compound(
+        &[
+            bof(0x0005),
+            table,
+            bound_sheet(at),
+            eof(),
+            bof(0x0010),
+            cells.concat(),
+            eof(),
+        ]
+        .concat(),
+    )
 }
 
 /// An `.xls` whose one sheet's DIMENSIONS runs from row 10 back to row 4.
@@ -140,6 +195,14 @@ async fn hostile_workbooks_are_refused_payments_go_on_and_no_thread_is_left() {
             "an .xls listing 1,000 sheets at one 4 MiB sheet with no EOF",
             a_thousand_entries_at_one_sheet(),
         ),
+        (
+            "an .xls whose 10^6 cells show one 65,535-character string",
+            a_long_string_in_every_cell_xls(),
+        ),
+        (
+            "an .xlsx whose 10^5 cells show one 16 MiB string",
+            a_long_string_in_every_cell_xlsx(),
+        ),
     ];
     assert!(files[0].1.len() < 1024, "{} bytes", files[0].1.len());
 
@@ -169,12 +232,12 @@ async fn hostile_workbooks_are_refused_payments_go_on_and_no_thread_is_left() {
             (StatusCode::BAD_REQUEST, &json!("UNREADABLE_WORKBOOK")),
             "{what}: {refusal}"
         );
-        took.push(elapsed);
+        took.push((elapsed, refusal["message"].clone()));
     }
     // Far from the hours an unbounded walk takes; the figures are in
     // docs/settlement-files.md.
-    for ((what, _), took) in files.iter().zip(&took) {
-        println!("{what}: refused in {took:?}");
+    for ((what, file), (took, why)) in files.iter().zip(&took) {
+        println!("{what} ({} bytes): refused in {took:?}: {why}", file.len());
         assert!(*took < Duration::from_secs(30), "{what}: {took:?}");
     }
 

@@ -60,9 +60,57 @@ pub fn one_sheet(sheet: &[Vec<u8>]) -> Vec<u8> {
     stream
 }
 
-/// A compound file whose Workbook stream is `stream`.
+/// The most data a BIFF8 record holds.
+const MAX_RECORD: usize = 8_224;
+
+/// A shared strings table (SST) of `strings`, in UTF-16, continued as Excel continues it:
+/// a CONTINUE record where one is full, a string's characters going on after a flag byte.
+pub fn sst(strings: &[&str]) -> Vec<u8> {
+    let count = u32::try_from(strings.len()).expect("few").to_le_bytes();
+    let mut pieces = vec![[count, count].concat()];
+    for text in strings {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        if pieces.last().expect("a piece").len() + 3 > MAX_RECORD {
+            pieces.push(Vec::new());
+        }
+        let piece = pieces.last_mut().expect("a piece");
+        piece.extend(u16::try_from(units.len()).expect("short").to_le_bytes());
+        piece.push(1);
+        for unit in units {
+            if pieces.last().expect("a piece").len() + 2 > MAX_RECORD {
+                pieces.push(vec![1]);
+            }
+            pieces
+                .last_mut()
+                .expect("a piece")
+                .extend(unit.to_le_bytes());
+        }
+    }
+    let mut records = record(0x00FC, &pieces[0]);
+    for piece in &pieces[1..] {
+        records.extend(record(0x003C, piece));
+    }
+    records
+}
+
+/// A LABELSST: the cell shows the SST's string `index`.
+pub fn label_sst(row: u16, column: u16, index: u32) -> Vec<u8> {
+    let data = [
+        &row.to_le_bytes()[..],
+        &column.to_le_bytes(),
+        &[0, 0],
+        &index.to_le_bytes(),
+    ]
+    .concat();
+    record(0x00FD, &data)
+}
+
+/// A compound file whose Workbook stream is `stream`, as Excel writes it: version 3
+/// (calamine reads a version 4 file only when its stream is under 4 KiB).
 pub fn compound(stream: &[u8]) -> Vec<u8> {
-    let mut file = cfb::CompoundFile::create(Cursor::new(Vec::new())).expect("a compound file");
+    let mut file =
+        cfb::CompoundFile::create_with_version(cfb::Version::V3, Cursor::new(Vec::new()))
+            .expect("a compound file");
     file.create_stream("Workbook")
         .expect("a stream")
         .write_all(stream)

@@ -12,13 +12,15 @@
 //! every entry that lists it, so every entry is charged its sheet's walk; the walk
 //! itself is done here once per distinct offset. A DIMENSIONS record is read exactly as calamine reads it, and
 //! one whose range runs backwards — which calamine would take for some 4·10^9 rows — is
-//! refused.
+//! refused. calamine gives every LABELSST cell a copy of its shared string, so the
+//! strings' lengths are read from the SST (`sst.rs`) and the copies bounded (`copies.rs`).
 
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 
+use super::copies::Copies;
 use super::records::{records, u16_at, u32_at, Layout};
-use super::{WorkbookProblem, MAX_XLS_BYTES};
+use super::{sst, WorkbookProblem, MAX_XLS_BYTES};
 use crate::policy::settlement::parser::ParseError;
 
 /// The most cells calamine may lay out over all of an `.xls`'s sheets: a full BIFF8
@@ -32,6 +34,10 @@ pub const MAX_SHEETS: usize = 1_000;
 /// The sheets' walks together may cover at most this many times the stream's bytes.
 const WALK_FACTOR: u64 = 4;
 
+/// The most bytes calamine's copy of one shared string character takes: Excel's UTF-16
+/// decoded into UTF-8.
+const COPY_BYTES_PER_CHARACTER: u64 = 3;
+
 /// BIFF record types.
 const BOF: u16 = 0x0809;
 const EOF: u16 = 0x000A;
@@ -39,12 +45,14 @@ const FILE_PASS: u16 = 0x002F;
 const BOUND_SHEET: u16 = 0x0085;
 const DIMENSIONS: u16 = 0x0200;
 const MUL_RK: u16 = 0x00BD;
+const LABEL_SST: u16 = 0x00FD;
 /// Records that start with the row and column of one cell: FORMULA, NUMBER, LABEL,
 /// RSTRING, BOOLERR, RK, LABELSST.
-const CELLS: [u16; 7] = [0x0006, 0x0203, 0x0204, 0x00D6, 0x0205, 0x027E, 0x00FD];
+const CELLS: [u16; 7] = [0x0006, 0x0203, 0x0204, 0x00D6, 0x0205, 0x027E, LABEL_SST];
 
 /// Refuses the `.xls` when it is encrypted, or its sheets would take more than
-/// [`MAX_XLS_CELLS`] or cost more than the bounds above; and empties its formulas'
+/// [`MAX_XLS_CELLS`], copy its shared strings past their bound (`copies.rs`) or cost
+/// more than the bounds above; and empties its formulas'
 /// expressions (`records.rs` says why), values kept, before calamine reads `workbook`.
 pub(super) fn check(workbook: &mut Vec<u8>) -> Result<(), ParseError> {
     let corrupt = |error: std::io::Error| WorkbookProblem::Corrupt(error.to_string());
@@ -64,6 +72,8 @@ pub(super) fn check(workbook: &mut Vec<u8>) -> Result<(), ParseError> {
         .read_to_end(&mut stream)
         .map_err(corrupt)?;
     let layout = Layout::of(&stream).map_err(WorkbookProblem::Corrupt)?;
+    let strings = sst::string_lengths(&stream);
+    let mut copies = Copies::new(stream.len() as u64);
     let mut cells: u64 = 0;
     let mut walks: HashMap<usize, Walk> = HashMap::new();
     let mut sheets = 0usize;
@@ -99,13 +109,14 @@ pub(super) fn check(workbook: &mut Vec<u8>) -> Result<(), ParseError> {
                 let walk = match walks.get(&start) {
                     Some(walk) => *walk,
                     None => {
-                        let walk = walk_sheet(sheet, budget)?;
+                        let walk = walk_sheet(sheet, &strings, budget)?;
                         walks.insert(start, walk);
                         walk
                     }
                 };
                 // calamine walks the sheet again for this entry, whatever came before.
                 budget = budget.checked_sub(walk.bytes).ok_or_else(walked_too_far)?;
+                copies.charge(walk.copied)?;
                 cells = cells.saturating_add(walk.cells);
                 if cells > MAX_XLS_CELLS {
                     return Err(WorkbookProblem::TooLarge {
@@ -130,12 +141,14 @@ pub(super) fn check(workbook: &mut Vec<u8>) -> Result<(), ParseError> {
     Ok(())
 }
 
-/// What calamine's walk of one sheet meets: the cells the sheet asks for, and the bytes
-/// walked to its EOF (or the stream's end).
+/// What calamine's walk of one sheet meets: the cells the sheet asks for, the bytes
+/// walked to its EOF (or the stream's end), and the bytes its cells' copies of shared
+/// strings take at most.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Walk {
     cells: u64,
     bytes: u64,
+    copied: u64,
 }
 
 fn walked_too_far() -> WorkbookProblem {
@@ -146,10 +159,12 @@ fn walked_too_far() -> WorkbookProblem {
 
 /// Walks a sheet as calamine does, up to `budget` bytes. Its cells are the grid spanning
 /// them, or what its DIMENSIONS reserves, whichever is more; cells of nested substreams
-/// (charts) count too, which can only overstate it.
-fn walk_sheet(sheet: &[u8], budget: u64) -> Result<Walk, WorkbookProblem> {
+/// (charts) count too, which can only overstate it; so do their LABELSSTs' copies of
+/// `strings` (each string's characters).
+fn walk_sheet(sheet: &[u8], strings: &[u16], budget: u64) -> Result<Walk, WorkbookProblem> {
     let mut span = Span::default();
     let mut reserved: u64 = 0;
+    let mut copied: u64 = 0;
     let mut depth = 0usize;
     let mut bytes: u64 = 0;
     for (kind, data) in records(sheet) {
@@ -180,6 +195,12 @@ fn walk_sheet(sheet: &[u8], budget: u64) -> Result<Walk, WorkbookProblem> {
                 if let (Some(row), Some(column)) = (u16_at(data, 0), u16_at(data, 2)) {
                     span.add(row, column);
                 }
+                // calamine copies the string whose index is at bytes 6–9, when it has one.
+                let string = u32_at(data, 6).and_then(|at| strings.get(at as usize));
+                if let Some(characters) = string.filter(|_| kind == LABEL_SST) {
+                    copied =
+                        copied.saturating_add(u64::from(*characters) * COPY_BYTES_PER_CHARACTER);
+                }
             }
             _ => {}
         }
@@ -187,6 +208,7 @@ fn walk_sheet(sheet: &[u8], budget: u64) -> Result<Walk, WorkbookProblem> {
     Ok(Walk {
         cells: span.cells().max(reserved),
         bytes,
+        copied,
     })
 }
 
@@ -285,7 +307,7 @@ mod tests {
         ]
         .concat();
         assert_eq!(
-            walk_sheet(&sheet, u64::MAX).map(|walk| walk.cells),
+            walk_sheet(&sheet, &[], u64::MAX).map(|walk| walk.cells),
             Ok(8 * 4),
             "rows 2–9, columns 1–4; after EOF nothing"
         );
@@ -300,7 +322,7 @@ mod tests {
         .concat();
         // Rows 0–3,999,999,999 and columns 0–255, as calamine counts them.
         assert_eq!(
-            walk_sheet(&reserving, u64::MAX).map(|walk| walk.cells),
+            walk_sheet(&reserving, &[], u64::MAX).map(|walk| walk.cells),
             Ok(4_000_000_000 * 256)
         );
     }

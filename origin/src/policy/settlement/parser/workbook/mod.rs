@@ -17,16 +17,20 @@
 //! [`MAX_UNPACKED_BYTES`]; a sheet's rows past Excel's last (1,048,576) are refused as
 //! damaged. An `.xls` is read whole by calamine, every sheet as a dense grid: it may be
 //! at most [`MAX_XLS_BYTES`], and its sheets at most `biff::MAX_XLS_CELLS` cells in
-//! all (`biff.rs` counts them first).
+//! all (`biff.rs` counts them first). A cell showing a shared string gets a copy of it
+//! (calamine's for an `.xls`, ours for an `.xlsx`): the copies may take at most a few
+//! times the workbook's bytes (`copies.rs`), counted before they are made.
 //!
 //! **The reader's end is said, never guessed**: it ends with an explicit last message,
 //! a panic inside calamine is caught and reported as a damaged workbook, and a reader
 //! gone without a word is an error too — never a short file read as whole.
 
 mod biff;
+mod copies;
 mod package;
 mod records;
 mod rows;
+mod sst;
 #[cfg(test)]
 mod tests;
 
@@ -38,6 +42,7 @@ use calamine::{Reader, Xls, XlsError, Xlsx, XlsxError};
 
 use super::row::{find_header, Found, Rows};
 use super::{HeaderProblem, ParseError};
+use copies::Copies;
 pub(super) use rows::SheetRow;
 use rows::{Gapless, HeldRows, RangeRows, XlsxRows};
 
@@ -94,6 +99,8 @@ pub enum WorkbookProblem {
     NotExcel,
     #[error("the workbook's {part} unpacks to more than {limit} bytes")]
     TooLarge { part: String, limit: u64 },
+    #[error("the workbook's cells repeat its shared strings past its size: the cells' copies of them would take more than {limit} bytes")]
+    SharedStringCopies { limit: u64 },
 }
 
 impl From<WorkbookProblem> for ParseError {
@@ -202,14 +209,15 @@ fn read_xlsx<R: Read + Seek>(
     sheet: Option<String>,
     sender: &SyncSender<Message>,
 ) -> Result<(), ParseError> {
-    package::check(&mut reader)?;
+    let unpacked = package::check(&mut reader)?;
+    let mut copies = Copies::new(unpacked);
     let mut workbook = Xlsx::new(reader).map_err(xlsx_problem)?;
     let mut first_problem = None;
     for name in chosen_sheets(workbook.sheet_names(), sheet)? {
         let cells = workbook
             .worksheet_cells_reader(&name)
             .map_err(xlsx_problem)?;
-        let rows = Gapless::new(XlsxRows::new(cells));
+        let rows = Gapless::new(XlsxRows::new(cells, &mut copies));
         if offer_sheet(rows, name, sender, &mut first_problem)? {
             return Ok(());
         }

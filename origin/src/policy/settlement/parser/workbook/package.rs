@@ -20,8 +20,8 @@ const SHARED_STRINGS: &str = "xl/sharedstrings.xml";
 const MIN_STRING_BYTES: u64 = 5;
 
 /// Checks that the main part is `xl/workbook.xml`, then unpacks every part of the
-/// archive into nothing, counting its real size.
-pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
+/// archive into nothing, counting its real size; answers the bytes unpacked in all.
+pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<u64, ParseError> {
     let mut archive = ZipArchive::new(&mut *reader).map_err(zip_problem)?;
     check_main_part(&mut archive)?;
     let mut total: u64 = 0;
@@ -68,7 +68,7 @@ pub(super) fn check<R: Read + Seek>(reader: &mut R) -> Result<(), ParseError> {
     }
     drop(archive);
     reader.seek(SeekFrom::Start(0))?;
-    Ok(())
+    Ok(total)
 }
 
 /// calamine reads the main part's folder from `_rels/.rels` and the parts it holds in

@@ -96,18 +96,20 @@ pub fn u32_at(data: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(bytes))
 }
 
+/// A record of `kind` holding `data`, for the tests.
+#[cfg(test)]
+pub fn record(kind: u16, data: &[u8]) -> Vec<u8> {
+    [
+        &kind.to_le_bytes()[..],
+        &(data.len() as u16).to_le_bytes(),
+        data,
+    ]
+    .concat()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn record(kind: u16, data: &[u8]) -> Vec<u8> {
-        [
-            &kind.to_le_bytes()[..],
-            &(data.len() as u16).to_le_bytes(),
-            data,
-        ]
-        .concat()
-    }
 
     #[test]
     fn records_stop_at_one_cut_short() {

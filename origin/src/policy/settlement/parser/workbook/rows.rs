@@ -7,6 +7,7 @@ use calamine::{Cell as SheetCell, Data, DataRef, Range, XlsxCellReader, XlsxErro
 
 use super::super::row::{Cell, RowView, Rows};
 use super::super::{ParseError, SkipReason, MAX_ROW_BYTES};
+use super::copies::Copies;
 use super::WorkbookProblem;
 
 /// Excel's last row, 1,048,576: a row numbered past it is a damaged sheet.
@@ -124,19 +125,22 @@ pub(super) trait HeldRows {
     fn next_held(&mut self, row: &mut SheetRow) -> Result<bool, ParseError>;
 }
 
-/// An `.xlsx` sheet, streamed cell by cell from its XML.
-pub(super) struct XlsxRows<'a, R: std::io::Read + std::io::Seek> {
+/// An `.xlsx` sheet, streamed cell by cell from its XML; its cells' copies of shared
+/// strings counted against the workbook's bound.
+pub(super) struct XlsxRows<'a, 'c, R: std::io::Read + std::io::Seek> {
     cells: XlsxCellReader<'a, R>,
+    copies: &'c mut Copies,
     /// A cell of the next row, read ahead.
     ahead: Option<SheetCell<DataRef<'a>>>,
     /// The sheet's last cell was read (calamine must not be asked again).
     ended: bool,
 }
 
-impl<'a, R: std::io::Read + std::io::Seek> XlsxRows<'a, R> {
-    pub(super) fn new(cells: XlsxCellReader<'a, R>) -> Self {
+impl<'a, 'c, R: std::io::Read + std::io::Seek> XlsxRows<'a, 'c, R> {
+    pub(super) fn new(cells: XlsxCellReader<'a, R>, copies: &'c mut Copies) -> Self {
         XlsxRows {
             cells,
+            copies,
             ahead: None,
             ended: false,
         }
@@ -155,7 +159,7 @@ impl<'a, R: std::io::Read + std::io::Seek> XlsxRows<'a, R> {
     }
 }
 
-impl<R: std::io::Read + std::io::Seek> HeldRows for XlsxRows<'_, R> {
+impl<R: std::io::Read + std::io::Seek> HeldRows for XlsxRows<'_, '_, R> {
     fn next_held(&mut self, row: &mut SheetRow) -> Result<bool, ParseError> {
         let Some(first) = self.next_cell()? else {
             return Ok(false);
@@ -172,7 +176,12 @@ impl<R: std::io::Read + std::io::Seek> HeldRows for XlsxRows<'_, R> {
         let mut cell = first;
         loop {
             let (_, column) = cell.get_position();
-            row.put(column as usize, Data::from(cell.get_value().clone()));
+            let value = cell.get_value();
+            if let DataRef::SharedString(text) = value {
+                // calamine lends the string; the row's value is a copy of it.
+                self.copies.charge(text.len() as u64)?;
+            }
+            row.put(column as usize, Data::from(value.clone()));
             match self.next_cell()? {
                 Some(next) if next.get_position().0 == index => cell = next,
                 next => {

@@ -1,6 +1,7 @@
 //! Workbooks built in the test (rust_xlsxwriter; `.xls` by hand in `xls.rs`), read as
 //! their CSV twins are, and workbooks that cannot be read.
 
+mod copies;
 mod refused;
 mod xls;
 

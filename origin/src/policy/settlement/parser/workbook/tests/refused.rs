@@ -154,7 +154,11 @@ fn with_sheet_xml(rows: &Sheet, edit: impl Fn(String) -> String) -> Vec<u8> {
 }
 
 /// The workbook of `rows` with the XML of its part `changed` changed by `edit`, re-packed.
-fn with_part_xml(rows: &Sheet, changed: &str, edit: impl Fn(String) -> String) -> Vec<u8> {
+pub(super) fn with_part_xml(
+    rows: &Sheet,
+    changed: &str,
+    edit: impl Fn(String) -> String,
+) -> Vec<u8> {
     use std::io::Read as _;
     let mut archive =
         zip::ZipArchive::new(Cursor::new(workbook(&[("Sheet1", rows)]))).expect("an archive");

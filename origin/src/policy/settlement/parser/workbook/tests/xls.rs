@@ -2,7 +2,7 @@
 //! BIFF8): read as its CSV twin is, and refused when its sheets would span too much.
 
 #[path = "../../../../../../tests/support/biff.rs"]
-mod biff_file;
+pub(super) mod biff_file;
 
 use biff_file::{biff_text, bof, bound_sheet, compound, eof, named_sheet, one_sheet, record};
 
