@@ -34,10 +34,11 @@ use clap::{Parser, Subcommand};
 use experiments::Report;
 
 /// Every experiment, in the seed's order, then ours.
-const EXPERIMENTS: [&str; 8] = [
+const EXPERIMENTS: [&str; 9] = [
     "isolation",
     "retries",
     "breaker",
+    "breaker-warm",
     "limiter",
     "bulkhead",
     "spike",
@@ -57,8 +58,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run experiments: isolation, retries, breaker, limiter, bulkhead, spike,
-    /// outage-drop, concurrency, or all.
+    /// Run experiments: isolation, retries, breaker, breaker-warm, limiter, bulkhead,
+    /// spike, outage-drop, concurrency, or all.
     Run {
         #[arg(required = true)]
         experiments: Vec<String>,
@@ -207,6 +208,7 @@ async fn run(
         "isolation" => experiments::isolation::report(runs, out).await,
         "retries" => experiments::retries::report(runs, out).await,
         "breaker" => experiments::breaker::report(runs, out).await,
+        "breaker-warm" => experiments::breaker::warm::report(runs, out).await,
         "limiter" => experiments::limiter::report(runs, out, edge_build).await,
         "spike" => experiments::spike::report(runs, out, edge_build).await,
         "outage-drop" => experiments::outage_drop::report(runs, out, edge_build).await,

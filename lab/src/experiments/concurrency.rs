@@ -174,8 +174,12 @@ async fn burst(stack: &Stack, start: Instant, prefix: &str) -> Vec<Sample> {
     samples
 }
 
-async fn run(case: Case, prefix: &str) -> Result<Run> {
-    let (env, faults, per_s, seconds) = case.settings();
+/// One run of `case`, with the limit at its default (`adaptive`) or off.
+async fn run(case: Case, limit_on: bool, prefix: &str) -> Result<Run> {
+    let (mut env, faults, per_s, seconds) = case.settings();
+    if !limit_on {
+        env.push(("GATEWAY_CONCURRENCY", "off".into()));
+    }
     let stack = Stack::start(&env).await?;
     stack.set_faults(faults).await?;
     let start = Instant::now();
@@ -195,70 +199,87 @@ async fn run(case: Case, prefix: &str) -> Result<Run> {
     observed(&stack, start, load).await
 }
 
-pub async fn report(runs: u32, _out: &Path) -> Result<Report> {
-    let (mut rows, mut notes) = (Vec::new(), Vec::new());
-    for case in [Case::Jittery, Case::Burst, Case::Slow] {
-        let mut done = Vec::new();
-        for n in 1..=runs {
-            done.push(run(case, &format!("concurrency-{}-{n}", case as u8)).await?);
-        }
-        let limited = over(&done, |r| count(&r.payments, LIMITED) as f64);
-        let limit = (
-            over(&done, |r| median(&r.limits)),
-            over(&done, |r| max(&r.limits)),
-        );
-        rows.push(vec![
-            case.label().to_owned(),
-            over(&done, |r| r.payments.len() as f64),
-            over(&done, |r| count(&r.payments, "APPROVED") as f64),
-            limited.clone(),
-            over(&done, |r| r.others().count() as f64),
-            format!("{} / {}", limit.0, limit.1),
-            over(&done, |r| max(&r.waiting)),
-        ]);
-        let name = case.label().split(':').next().unwrap_or_default();
-        let mut note = format!(
+/// One case's row and notes, with the limit on or off, over its runs.
+fn figures(case: Case, limit_on: bool, done: &[Run]) -> (Vec<String>, Vec<String>) {
+    let limited = over(done, |r| count(&r.payments, LIMITED) as f64);
+    let shown = |text: String| if limit_on { text } else { "—".into() };
+    let row = vec![
+        case.label().to_owned(),
+        if limit_on { "on" } else { "off" }.to_owned(),
+        over(done, |r| r.payments.len() as f64),
+        over(done, |r| count(&r.payments, "APPROVED") as f64),
+        limited.clone(),
+        over(done, |r| r.others().count() as f64),
+        shown(format!(
+            "{} / {}",
+            over(done, |r| median(&r.limits)),
+            over(done, |r| max(&r.limits))
+        )),
+        shown(over(done, |r| max(&r.waiting))),
+    ];
+    let name = case.label().split(':').next().unwrap_or_default();
+    let mut note = match limit_on {
+        true => format!(
             "Acceptance ({name}): no call refused by the limit — CONCURRENCY_LIMITED \
              {limited} per run: {}.",
             verdict(done.iter().all(|r| count(&r.payments, LIMITED) == 0))
-        );
-        match case {
-            Case::Burst => note.push_str(&format!(
-                " Among the burst's 50: CONCURRENCY_LIMITED {} (must be 0): {}; the \
-                 burst's p95 {} ms.",
-                over(&done, |r| count(&r.burst, LIMITED) as f64),
-                verdict(done.iter().all(|r| count(&r.burst, LIMITED) == 0)),
-                over(&done, |r| r.burst_p95()),
-            )),
-            Case::Slow => note.push_str(&format!(
-                " The breaker stays CLOSED (no transition in any run): {}.",
-                verdict(done.iter().all(|r| r.transitions.is_empty()))
-            )),
-            Case::Jittery => {}
+        ),
+        false => format!("Limit off ({name}), the baseline: CONCURRENCY_LIMITED {limited}."),
+    };
+    match case {
+        Case::Burst => note.push_str(&format!(
+            " Among the burst's 50: CONCURRENCY_LIMITED {} (must be 0): {}; the \
+             burst's p95 {} ms.",
+            over(done, |r| count(&r.burst, LIMITED) as f64),
+            verdict(done.iter().all(|r| count(&r.burst, LIMITED) == 0)),
+            over(done, |r| r.burst_p95()),
+        )),
+        Case::Slow => note.push_str(&format!(
+            " The breaker stays CLOSED (no transition in any run): {}.",
+            verdict(done.iter().all(|r| r.transitions.is_empty()))
+        )),
+        Case::Jittery => {}
+    }
+    let mut others = BTreeMap::<String, usize>::new();
+    for sample in done.iter().flat_map(Run::others) {
+        *others
+            .entry(format!("{} {}", sample.status, sample.outcome))
+            .or_default() += 1;
+    }
+    let others: Vec<String> = others.iter().map(|(o, n)| format!("{o}: {n}")).collect();
+    let timelines: Vec<String> = done.iter().map(Run::timeline).collect();
+    let limit = if limit_on { "limit on" } else { "limit off" };
+    let outcomes = format!(
+        "Other outcomes ({name}, {limit}) over the {} runs (HTTP status, outcome: count): {}. \
+         Per run: {}.",
+        done.len(),
+        Some(others.join("; "))
+            .filter(|o| !o.is_empty())
+            .unwrap_or("none".into()),
+        timelines.join(" | ")
+    );
+    (row, vec![note, outcomes])
+}
+
+pub async fn report(runs: u32, _out: &Path) -> Result<Report> {
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    for case in [Case::Jittery, Case::Burst, Case::Slow] {
+        for limit_on in [true, false] {
+            let mut done = Vec::new();
+            for n in 1..=runs {
+                let prefix = format!("concurrency-{}-{}-{n}", case as u8, u8::from(limit_on));
+                done.push(run(case, limit_on, &prefix).await?);
+            }
+            let (row, case_notes) = figures(case, limit_on, &done);
+            rows.push(row);
+            notes.extend(case_notes);
         }
-        notes.push(note);
-        let mut others = BTreeMap::<String, usize>::new();
-        for sample in done.iter().flat_map(Run::others) {
-            *others
-                .entry(format!("{} {}", sample.status, sample.outcome))
-                .or_default() += 1;
-        }
-        let others: Vec<String> = others.iter().map(|(o, n)| format!("{o}: {n}")).collect();
-        let timelines: Vec<String> = done.iter().map(Run::timeline).collect();
-        notes.push(format!(
-            "Other outcomes ({name}) over the {runs} runs (HTTP status, outcome: count): {}. \
-             Per run: {}.",
-            Some(others.join("; "))
-                .filter(|o| !o.is_empty())
-                .unwrap_or("none".into()),
-            timelines.join(" | ")
-        ));
     }
     Ok(Report {
         runtime: super::ORIGIN_DIRECT,
         title: "8. Is the concurrency limit a second breaker? (issue 36)",
         setup: format!(
-            "Three loads a healthy PG carries, each run {runs} times on a fresh origin and \
+            "Three loads a healthy PG carries, each run {runs} times (limit on, then off) on a fresh origin and \
              simulator; payments only (5,000 won, each its own order and key), open model. \
              Origin defaults (limit `adaptive`, floor 2, ceiling 50, wait for a slot at most \
              2 s; timeout 3 s; breaker on, slow at 1 s; bulkhead 50) except where said. \
@@ -274,7 +295,9 @@ pub async fn report(runs: u32, _out: &Path) -> Result<Report> {
              shorter than 250 ms can be missed. The line holds at most the ceiling, 50 calls: \
              one that finds it full is refused at once, without waiting. \"Other failures\": \
              payments neither APPROVED nor CONCURRENCY_LIMITED. Breaker transitions as \
-             `/admin/guard` lists them after the run. The seed had no such limit."
+             `/admin/guard` lists them after the run. Each case runs with the limit on (the \
+             default) and off (`GATEWAY_CONCURRENCY=off`), the baseline. The seed had no \
+             such limit."
         ),
         seed: Table {
             header: vec!["—"],
@@ -283,6 +306,7 @@ pub async fn report(runs: u32, _out: &Path) -> Result<Report> {
         ours: Table {
             header: vec![
                 "case",
+                "concurrency limit",
                 "payments",
                 "APPROVED",
                 "CONCURRENCY_LIMITED",

@@ -1,9 +1,12 @@
 //! Experiment 3 — what becomes of payments while the breaker is open: the PG answers
 //! after 6 s (past the 3 s timeout) for 40 s, then is healthy; 10 payments/s and 5
 //! reads/s for 90 s; breaker on with the concurrency limit on (the defaults) and off,
-//! on with the limit while the whole PG stalls (look-ups too), and both off.
+//! on with the limit while the whole PG stalls (look-ups too), and both off. Its variant
+//! [`warm`] lets the limit learn a healthy PG first.
 
 mod limit;
+mod notes;
+pub mod warm;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -11,9 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{
-    breaker_transitions, count, mixed, mixed_chart, verdict, Plan, Report, Table, GUARD_REFUSALS,
-};
+use super::{breaker_transitions, count, mixed, mixed_chart, Plan, Report, Table, GUARD_REFUSALS};
 use crate::load::Sample;
 use crate::stack::{received, Stack};
 use crate::stats::range;
@@ -26,8 +27,10 @@ const UNKNOWN_BOUND: f64 = 5.0;
 const PROBES: f64 = 1.0;
 /// How soon after the breaker closes the limit must be back at its healthy level.
 const BACK_TO_NORMAL_S: f64 = 2.0;
-/// The healthy level: the limit's median over the run's last 30 s.
+/// The healthy level without a warm-up: the limit's median over the run's last 30 s.
 const HEALTHY_FROM_S: f64 = 60.0;
+/// With a warm-up, the learned level: the limit's median over the last 5 s before the stall.
+const LEARNED_OVER_S: f64 = 5.0;
 
 #[derive(Default)]
 struct Figures {
@@ -45,11 +48,14 @@ struct Figures {
     /// Seconds from CLOSED after recovery until the limit was back at its healthy level.
     limit_back: Vec<Option<f64>>,
     healthy_limit: Vec<f64>,
+    /// The limit's last read before the stall (with a warm-up).
+    limit_at_stall: Vec<f64>,
     timelines: Vec<String>,
 }
 
 /// One configuration: its row's label, its chart's name, the origin's variables, whether
-/// the breaker and the concurrency limit are on, and whether look-ups stall too.
+/// the breaker and the concurrency limit are on, whether look-ups stall too, and how long
+/// a healthy PG (0–300 ms) is driven before the stall.
 struct Variant {
     label: &'static str,
     chart: &'static str,
@@ -57,6 +63,7 @@ struct Variant {
     enabled: bool,
     limit: bool,
     whole_pg: bool,
+    warm_up: Duration,
 }
 
 fn variants() -> [Variant; 4] {
@@ -69,6 +76,7 @@ fn variants() -> [Variant; 4] {
             enabled: true,
             limit: true,
             whole_pg: false,
+            warm_up: Duration::ZERO,
         },
         Variant {
             label: "on, limit off",
@@ -77,6 +85,7 @@ fn variants() -> [Variant; 4] {
             enabled: true,
             limit: false,
             whole_pg: false,
+            warm_up: Duration::ZERO,
         },
         Variant {
             label: "on, limit on, whole PG stalls",
@@ -85,6 +94,7 @@ fn variants() -> [Variant; 4] {
             enabled: true,
             limit: true,
             whole_pg: true,
+            warm_up: Duration::ZERO,
         },
         Variant {
             label: "off, limit off",
@@ -93,6 +103,7 @@ fn variants() -> [Variant; 4] {
             enabled: false,
             limit: false,
             whole_pg: false,
+            warm_up: Duration::ZERO,
         },
     ]
 }
@@ -106,142 +117,213 @@ impl Variant {
             json!({"mode": "DELAY", "delayMs": 6_000})
         }
     }
+
+    /// When the faults change: the stall from the start, or after a warm-up on a healthy
+    /// PG answering in 0–300 ms; healthy again once the outage is over.
+    fn faults(&self) -> Vec<(Duration, serde_json::Value)> {
+        if self.warm_up.is_zero() {
+            return vec![
+                (Duration::ZERO, self.stall()),
+                (OUTAGE, json!({"mode": "NORMAL"})),
+            ];
+        }
+        let healthy = json!({"mode": "DELAY", "delayMs": 0, "jitterMs": 300});
+        vec![
+            (Duration::ZERO, healthy.clone()),
+            (self.warm_up, self.stall()),
+            (self.warm_up + OUTAGE, healthy),
+        ]
+    }
+
+    /// The limit's healthy level and when it was last read before the stall: learned in
+    /// the warm-up, or without one its median over the run's last 30 s.
+    fn healthy_limit(&self, limits: &limit::Limits) -> (Option<f64>, Option<f64>) {
+        let stall = self.warm_up.as_secs_f64();
+        if self.warm_up.is_zero() {
+            let end = SECONDS as f64;
+            return (limit::median(limits, HEALTHY_FROM_S, end), None);
+        }
+        let last = limits.iter().rev().find(|(at, _)| *at < stall);
+        (
+            limit::median(limits, stall - LEARNED_OVER_S, stall),
+            last.map(|(_, limit)| *limit),
+        )
+    }
+}
+
+/// Every run of each variant: its table's rows, its notes and its charts.
+async fn run_variants(
+    variants: Vec<Variant>,
+    runs: u32,
+    out: &Path,
+) -> anyhow::Result<(Vec<Vec<String>>, Vec<String>, Vec<String>)> {
+    let (mut rows, mut notes, mut charts) = (Vec::new(), Vec::new(), Vec::new());
+    for variant in variants {
+        let mut f = Figures::default();
+        for run in 1..=runs {
+            let chart = (run == runs).then(|| format!("{}.svg", variant.chart));
+            measure(&variant, run, out, chart.as_deref(), &mut f).await?;
+            charts.extend(chart);
+        }
+        rows.push(row(&variant, &f));
+        if variant.enabled {
+            notes.extend(notes::breaker(&variant, &f));
+        }
+    }
+    Ok((rows, notes, charts))
+}
+
+/// One run of `variant`, its figures added to `f`, its chart drawn when named.
+async fn measure(
+    variant: &Variant,
+    run: u32,
+    out: &Path,
+    chart: Option<&str>,
+    f: &mut Figures,
+) -> anyhow::Result<()> {
+    let stack = Stack::start(&variant.env).await?;
+    let prefix = format!("{}-{run}", variant.chart);
+    let seconds = variant.warm_up.as_secs() + SECONDS;
+    let plan = Plan {
+        prefix: &prefix,
+        payments_per_s: 10.0,
+        reads_per_s: 5.0,
+        duration: Duration::from_secs(seconds),
+        faults: variant.faults(),
+    };
+    let start = Instant::now();
+    let (result, limits) = tokio::join!(
+        mixed(&stack, &plan),
+        limit::sample(&stack, start, plan.duration)
+    );
+    let result = result?;
+    let transitions = breaker_transitions(&stack, result.start).await?;
+    let recovered = (variant.warm_up + OUTAGE).as_secs_f64();
+    let first_probe_after = transitions
+        .iter()
+        .find(|(at, change)| *at >= recovered && change.ends_with("HALF_OPEN"))
+        .map(|(at, _)| *at);
+    let closed_after = |from: f64| {
+        transitions
+            .iter()
+            .find(|(at, change)| *at >= from && change.ends_with("CLOSED"))
+            .map(|(at, _)| *at)
+    };
+    f.back_to_closed
+        .push(closed_after(recovered).map(|at| at - recovered));
+    let (healthy, at_stall) = variant.healthy_limit(&limits);
+    f.limit_at_stall.extend(at_stall);
+    if let Some(healthy) = healthy {
+        let from = if variant.enabled {
+            closed_after(recovered)
+        } else {
+            Some(recovered)
+        };
+        f.healthy_limit.push(healthy);
+        f.limit_back
+            .push(from.and_then(|from| limit::back_at(&limits, from, healthy)));
+    }
+    f.closed_after_first_probe
+        .push(first_probe_after.and_then(|probe| closed_after(probe).map(|at| at - probe)));
+    f.half_open_cycles.push(
+        transitions
+            .iter()
+            .filter(|(at, change)| *at < recovered && change.ends_with("HALF_OPEN"))
+            .count() as f64,
+    );
+    let ledger = stack.ledger().await?;
+    let received = received(&ledger);
+    let at_pg: HashSet<&str> = received.iter().map(|(order, _)| order.as_str()).collect();
+    let refused_at_pg = result
+        .payments
+        .iter()
+        .filter(|s| GUARD_REFUSALS.contains(&s.outcome.as_str()))
+        .filter(|s| at_pg.contains(format!("{prefix}-{}", s.seq).as_str()))
+        .count();
+    f.approved.push(count(&result.payments, "APPROVED") as f64);
+    f.circuit_open
+        .push(count(&result.payments, "FAILED:CIRCUIT_OPEN") as f64);
+    f.limited
+        .push(count(&result.payments, "FAILED:CONCURRENCY_LIMITED") as f64);
+    f.unknown.push(count(&result.payments, "UNKNOWN") as f64);
+    let first_open = transitions
+        .iter()
+        .find(|(_, change)| change.ends_with("→OPEN"))
+        .map_or(f64::INFINITY, |(at, _)| *at);
+    let (before, after): (Vec<&Sample>, Vec<&Sample>) = result
+        .payments
+        .iter()
+        .filter(|s| s.outcome == "UNKNOWN")
+        .partition(|s| s.sent_at.as_secs_f64() < first_open);
+    f.unknown_before_open.push(before.len() as f64);
+    f.unknown_after_open.push(after.len() as f64);
+    f.refused_at_pg.push(refused_at_pg as f64);
+    f.timelines.push(
+        transitions
+            .iter()
+            .map(|(at, change)| format!("+{at:.1}s {change}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    if let Some(chart) = chart {
+        let stall = match variant.warm_up.as_secs() {
+            0 => String::new(),
+            warm => format!(" after {warm} s healthy"),
+        };
+        mixed_chart(
+            out,
+            chart,
+            &format!(
+                "PG 6 s for 40 s{stall}, breaker {}: run {run}",
+                variant.label
+            ),
+            &result,
+            seconds as f64 + 10.0,
+        )?;
+    }
+    Ok(())
+}
+
+/// A variant's row: with a warm-up, the limit learned before the stall as well.
+fn row(variant: &Variant, f: &Figures) -> Vec<String> {
+    let back: Vec<f64> = f.back_to_closed.iter().flatten().copied().collect();
+    let limit_back: Vec<f64> = f.limit_back.iter().flatten().copied().collect();
+    let on = |text: String| if variant.enabled { text } else { "—".into() };
+    let limited = |text: String| if variant.limit { text } else { "—".into() };
+    let mut row = vec![
+        variant.label.to_owned(),
+        range(&f.approved, 0),
+        range(&f.circuit_open, 0),
+        range(&f.limited, 0),
+        range(&f.unknown, 0),
+        on(format!(
+            "{} / {}",
+            range(&f.unknown_before_open, 0),
+            range(&f.unknown_after_open, 0)
+        )),
+        on(range(&f.refused_at_pg, 0)),
+        on(format!("{} s", range(&back, 1))),
+        limited(format!(
+            "{} s (limit {})",
+            range(&limit_back, 1),
+            range(&f.healthy_limit, 0)
+        )),
+    ];
+    if !variant.warm_up.is_zero() {
+        row.insert(
+            6,
+            limited(format!(
+                "{} (last read {})",
+                range(&f.healthy_limit, 0),
+                range(&f.limit_at_stall, 0)
+            )),
+        );
+    }
+    row
 }
 
 pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
-    let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    let mut charts = Vec::new();
-    for variant in variants() {
-        let (label, enabled, limited) = (variant.label, variant.enabled, variant.limit);
-        let mut f = Figures::default();
-        for run in 1..=runs {
-            let stack = Stack::start(&variant.env).await?;
-            let prefix = format!("{}-{run}", variant.chart);
-            let plan = Plan {
-                prefix: &prefix,
-                payments_per_s: 10.0,
-                reads_per_s: 5.0,
-                duration: Duration::from_secs(SECONDS),
-                faults: vec![
-                    (Duration::ZERO, variant.stall()),
-                    (OUTAGE, json!({"mode": "NORMAL"})),
-                ],
-            };
-            let start = Instant::now();
-            let (result, limits) = tokio::join!(
-                mixed(&stack, &plan),
-                limit::sample(&stack, start, plan.duration)
-            );
-            let result = result?;
-            let transitions = breaker_transitions(&stack, result.start).await?;
-            let recovered = OUTAGE.as_secs_f64();
-            let first_probe_after = transitions
-                .iter()
-                .find(|(at, change)| *at >= recovered && change.ends_with("HALF_OPEN"))
-                .map(|(at, _)| *at);
-            let closed_after = |from: f64| {
-                transitions
-                    .iter()
-                    .find(|(at, change)| *at >= from && change.ends_with("CLOSED"))
-                    .map(|(at, _)| *at)
-            };
-            f.back_to_closed
-                .push(closed_after(recovered).map(|at| at - recovered));
-            if let Some(healthy) = limit::median(&limits, HEALTHY_FROM_S, SECONDS as f64) {
-                let from = if enabled {
-                    closed_after(recovered)
-                } else {
-                    Some(recovered)
-                };
-                f.healthy_limit.push(healthy);
-                f.limit_back
-                    .push(from.and_then(|from| limit::back_at(&limits, from, healthy)));
-            }
-            f.closed_after_first_probe
-                .push(first_probe_after.and_then(|probe| closed_after(probe).map(|at| at - probe)));
-            f.half_open_cycles.push(
-                transitions
-                    .iter()
-                    .filter(|(at, change)| *at < recovered && change.ends_with("HALF_OPEN"))
-                    .count() as f64,
-            );
-            let ledger = stack.ledger().await?;
-            let received = received(&ledger);
-            let at_pg: HashSet<&str> = received.iter().map(|(order, _)| order.as_str()).collect();
-            let refused_at_pg = result
-                .payments
-                .iter()
-                .filter(|s| GUARD_REFUSALS.contains(&s.outcome.as_str()))
-                .filter(|s| at_pg.contains(format!("{prefix}-{}", s.seq).as_str()))
-                .count();
-            f.approved.push(count(&result.payments, "APPROVED") as f64);
-            f.circuit_open
-                .push(count(&result.payments, "FAILED:CIRCUIT_OPEN") as f64);
-            f.limited
-                .push(count(&result.payments, "FAILED:CONCURRENCY_LIMITED") as f64);
-            f.unknown.push(count(&result.payments, "UNKNOWN") as f64);
-            let first_open = transitions
-                .iter()
-                .find(|(_, change)| change.ends_with("→OPEN"))
-                .map_or(f64::INFINITY, |(at, _)| *at);
-            let (before, after): (Vec<&Sample>, Vec<&Sample>) = result
-                .payments
-                .iter()
-                .filter(|s| s.outcome == "UNKNOWN")
-                .partition(|s| s.sent_at.as_secs_f64() < first_open);
-            f.unknown_before_open.push(before.len() as f64);
-            f.unknown_after_open.push(after.len() as f64);
-            f.refused_at_pg.push(refused_at_pg as f64);
-            f.timelines.push(
-                transitions
-                    .iter()
-                    .map(|(at, change)| format!("+{at:.1}s {change}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            );
-            if run == runs {
-                let chart = format!("{}.svg", variant.chart);
-                mixed_chart(
-                    out,
-                    &chart,
-                    &format!("PG 6 s for 40 s, breaker {label}: run {run}"),
-                    &result,
-                    SECONDS as f64 + 10.0,
-                )?;
-                charts.push(chart);
-            }
-        }
-        let back: Vec<f64> = f.back_to_closed.iter().flatten().copied().collect();
-        let limit_back: Vec<f64> = f.limit_back.iter().flatten().copied().collect();
-        let on = |text: String| if enabled { text } else { "—".into() };
-        rows.push(vec![
-            label.to_owned(),
-            range(&f.approved, 0),
-            range(&f.circuit_open, 0),
-            range(&f.limited, 0),
-            range(&f.unknown, 0),
-            on(format!(
-                "{} / {}",
-                range(&f.unknown_before_open, 0),
-                range(&f.unknown_after_open, 0)
-            )),
-            on(range(&f.refused_at_pg, 0)),
-            on(format!("{} s", range(&back, 1))),
-            if limited {
-                format!(
-                    "{} s (limit {})",
-                    range(&limit_back, 1),
-                    range(&f.healthy_limit, 0)
-                )
-            } else {
-                "—".into()
-            },
-        ]);
-        if enabled {
-            notes.extend(breaker_notes(label, limited, &f));
-        }
-    }
+    let (rows, notes, charts) = run_variants(variants().into(), runs, out).await?;
     Ok(Report {
         runtime: super::ORIGIN_DIRECT,
         title: "3. What becomes of payments while the breaker is open?",
@@ -290,17 +372,7 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
             ],
         },
         ours: Table {
-            header: vec![
-                "breaker, concurrency limit",
-                "APPROVED",
-                "FAILED (CIRCUIT_OPEN)",
-                "FAILED (CONCURRENCY_LIMITED)",
-                "UNKNOWN",
-                "UNKNOWN sent before it first opened / after",
-                "refused payments at the PG",
-                "back to CLOSED after recovery",
-                "limit back at its healthy level after CLOSED",
-            ],
+            header: header(false),
             rows,
         }
         .into(),
@@ -309,85 +381,21 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
     })
 }
 
-/// The acceptance checks and the account of the UNKNOWNs for one configuration with the
-/// breaker on.
-fn breaker_notes(label: &str, limited: bool, f: &Figures) -> Vec<String> {
-    let mut notes: Vec<String> = f
-        .timelines
-        .iter()
-        .enumerate()
-        .map(|(run, timeline)| {
-            format!(
-                "Breaker {label}, run {} transitions (PG healthy again at +40.0 s): {timeline}.",
-                run + 1
-            )
-        })
-        .collect();
-    let closed_after_probe: Vec<f64> = f
-        .closed_after_first_probe
-        .iter()
-        .flatten()
-        .copied()
-        .collect();
-    let mut acceptance = format!(
-        "Acceptance (breaker {label}): refused payments that reached the PG: {} (must be 0): \
-         {}. Back to CLOSED within 1 s of the first half-open cycle after the PG recovered: \
-         {} s: {}.",
-        range(&f.refused_at_pg, 0),
-        verdict(f.refused_at_pg.iter().all(|n| *n == 0.0)),
-        range(&closed_after_probe, 2),
-        verdict(
-            f.closed_after_first_probe
-                .iter()
-                .all(|d| d.is_some_and(|d| d <= 1.0))
-        ),
-    );
-    if limited {
-        let back: Vec<f64> = f.limit_back.iter().flatten().copied().collect();
-        acceptance.push_str(&format!(
-            " UNKNOWN ≤ 5 per run (issue 36) — UNKNOWN {} with {} half-open cycles: {}. The \
-             limit back at its healthy level ({}) within {BACK_TO_NORMAL_S:.0} s of CLOSED: {} \
-             s: {}.",
-            range(&f.unknown, 0),
-            range(&f.half_open_cycles, 0),
-            verdict(f.unknown.iter().all(|unknown| *unknown <= UNKNOWN_BOUND)),
-            range(&f.healthy_limit, 0),
-            range(&back, 1),
-            verdict(
-                f.limit_back.len() == f.unknown.len()
-                    && f.limit_back
-                        .iter()
-                        .all(|d| d.is_some_and(|d| d <= BACK_TO_NORMAL_S))
-            ),
-        ));
+/// Our table's columns; with a warm-up, the limit learned before the stall as well.
+fn header(warm_up: bool) -> Vec<&'static str> {
+    let mut header = vec![
+        "breaker, concurrency limit",
+        "APPROVED",
+        "FAILED (CIRCUIT_OPEN)",
+        "FAILED (CONCURRENCY_LIMITED)",
+        "UNKNOWN",
+        "UNKNOWN sent before it first opened / after",
+        "refused payments at the PG",
+        "back to CLOSED after recovery",
+        "limit back at its healthy level after CLOSED",
+    ];
+    if warm_up {
+        header.insert(6, "limit learned before the stall: median of its last 5 s");
     }
-    notes.push(acceptance);
-    let probes_only = f
-        .unknown_after_open
-        .iter()
-        .zip(&f.half_open_cycles)
-        .all(|(after, cycles)| *after <= PROBES * cycles);
-    let first_second = if limited {
-        "the limit, still at its floor of 2 (nothing learned yet), lets 2 out and makes \
-         the rest wait; the calls waiting count as traffic towards the breaker's 10 min \
-         calls, so it opens at the first slow call, 1 s in, and refuses the line unsent \
-         (`CIRCUIT_OPEN`)"
-    } else {
-        "every call of that second is sent before the first is judged slow and the \
-         breaker opens, once 10 have been sent (min calls)"
-    };
-    notes.push(format!(
-        "Where the UNKNOWNs come from (breaker {label}): no answer comes back before the 3 s \
-         timeout, but a call still out at the 1 s slow-call threshold counts as slow from then \
-         on; {first_second} — {} UNKNOWN were sent before it first opened. Once open, the \
-         breaker's probe is a look-up of an order that cannot exist: it passes while only the \
-         confirms stall, and the half-open cycle then lets one payment through, the first \
-         still out at the threshold re-opening it; when the look-ups stall too, no cycle \
-         begins and no payment is sent. {} UNKNOWN were sent after it opened, at most one per \
-         half-open cycle in every run: {}.",
-        range(&f.unknown_before_open, 0),
-        range(&f.unknown_after_open, 0),
-        if probes_only { "yes" } else { "**no**" },
-    ));
-    notes
+    header
 }
