@@ -226,3 +226,5 @@ impl Drop for Slot<'_> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod with_devices;

@@ -20,7 +20,7 @@ use crate::policy::breaker::{BreakerConfig, BreakerMode, BreakerState};
 use crate::policy::concurrency::LimitMode;
 use crate::store::BreakerControl;
 
-fn fixed(slots: u32, max_wait_ms: u64) -> GuardConfig {
+pub(super) fn fixed(slots: u32, max_wait_ms: u64) -> GuardConfig {
     GuardConfig {
         concurrency: LimitMode::Fixed(slots),
         max_wait: Duration::from_millis(max_wait_ms),
@@ -30,27 +30,27 @@ fn fixed(slots: u32, max_wait_ms: u64) -> GuardConfig {
 }
 
 /// The guard of `config`, shared by the calls' tasks, and its metrics.
-fn shared(config: GuardConfig) -> (Arc<GatewayGuard>, Arc<Metrics>) {
+pub(super) fn shared(config: GuardConfig) -> (Arc<GatewayGuard>, Arc<Metrics>) {
     let (guard, metrics) = guard(config);
     (Arc::new(guard), metrics)
 }
 
 /// Until `calls` hold a slot.
-async fn until_in_flight(guard: &GatewayGuard, calls: u32) {
+pub(super) async fn until_in_flight(guard: &GatewayGuard, calls: u32) {
     while guard.view().concurrency.in_flight != calls {
         tokio::task::yield_now().await;
     }
 }
 
 /// Until `calls` wait for a slot.
-async fn until_waiting(guard: &GatewayGuard, calls: u32) {
+pub(super) async fn until_waiting(guard: &GatewayGuard, calls: u32) {
     while guard.view().concurrency.waiting != calls {
         tokio::task::yield_now().await;
     }
 }
 
 /// A call through `guard` that counts whether it was sent, and is approved at once.
-fn counted_call(
+pub(super) fn counted_call(
     guard: &Arc<GatewayGuard>,
     sent: &Arc<AtomicU32>,
 ) -> tokio::task::JoinHandle<Result<GatewayAnswer, Refusal>> {
@@ -63,6 +63,26 @@ fn counted_call(
             })
             .await
     })
+}
+
+/// `calls` at once, each approved after `latency`; every one must be approved.
+pub(super) async fn approved_calls_of(guard: &Arc<GatewayGuard>, calls: usize, latency: Duration) {
+    let running: Vec<_> = (0..calls)
+        .map(|_| {
+            let guard = guard.clone();
+            tokio::spawn(async move {
+                guard
+                    .call(async {
+                        tokio::time::sleep(latency).await;
+                        approved()
+                    })
+                    .await
+            })
+        })
+        .collect();
+    for call in running {
+        assert_eq!(call.await.unwrap(), Ok(approved()));
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -165,22 +185,7 @@ async fn the_wait_for_a_slot_is_not_the_pgs_latency() {
     });
     // Four calls of 60 ms, two at a time: the last two are answered 120 ms after they
     // asked.
-    let calls: Vec<_> = (0..4)
-        .map(|_| {
-            let guard = guard.clone();
-            tokio::spawn(async move {
-                guard
-                    .call(async {
-                        tokio::time::sleep(Duration::from_millis(60)).await;
-                        approved()
-                    })
-                    .await
-            })
-        })
-        .collect();
-    for call in calls {
-        assert_eq!(call.await.unwrap(), Ok(approved()));
-    }
+    approved_calls_of(&guard, 4, Duration::from_millis(60)).await;
     let state = guard.view().breaker.state.map(|s| (s.state, s.slow_calls));
     assert_eq!(state, Some((BreakerState::Closed, 0)));
 }

@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use async_trait::async_trait;
 use rules::sliding_window::Rate;
 
-use super::super::tests::approved;
+use super::super::tests::{approved, held_call};
 use super::super::{GatewayGuard, GuardConfig, Refusal};
 use super::*;
 use crate::gateway::GatewayAnswer;
 use crate::metrics::Metrics;
+use crate::policy::concurrency::LimitMode;
 
 const RATE: Rate = Rate {
     limit: 2,
@@ -65,11 +66,18 @@ impl SharedBudget for FakeBudget {
 }
 
 async fn guard_on(budget: Arc<FakeBudget>, limiter: LimiterConfig) -> GatewayGuard {
-    let config = GuardConfig {
-        limiter,
-        breaker: None,
-        ..GuardConfig::default()
-    };
+    guard_with(
+        budget,
+        GuardConfig {
+            limiter,
+            breaker: None,
+            ..GuardConfig::default()
+        },
+    )
+    .await
+}
+
+async fn guard_with(budget: Arc<FakeBudget>, config: GuardConfig) -> GatewayGuard {
     let mut guard = GatewayGuard::new("approve", config, Arc::new(Metrics::default()));
     guard.share_budget(budget).await.unwrap();
     guard
@@ -141,4 +149,41 @@ async fn a_slot_the_database_granted_too_late_is_not_used() {
         lock(&budget.finished).is_empty(),
         "it counts until its lease ends"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_budget_is_asked_only_for_calls_past_the_concurrency_limit_and_gives_their_slot_back() {
+    let budget = Arc::new(FakeBudget::default());
+    let config = GuardConfig {
+        limiter: LimiterConfig::SlidingWindow(RATE),
+        concurrency: LimitMode::Fixed(1),
+        max_wait: Duration::from_secs(1),
+        breaker: None,
+        ..GuardConfig::default()
+    };
+    let guard = Arc::new(guard_with(budget.clone(), config).await);
+    let (release, first) = held_call(&guard);
+    while guard.view().concurrency.in_flight != 1 {
+        tokio::task::yield_now().await;
+    }
+    // A call waiting for a slot takes no unit of the shared budget, nor does one the
+    // limit refuses after its wait.
+    let waited = guard.call(async { approved() }).await;
+    assert_eq!(waited, Err(Refusal::ConcurrencyLimited));
+    assert_eq!(
+        budget.taken.load(Ordering::SeqCst),
+        1,
+        "the held call's only"
+    );
+    release.send(()).unwrap();
+    assert_eq!(first.await.unwrap(), Ok(approved()));
+    // The budget's last unit, then none: the call refused for the budget holds no slot.
+    assert_eq!(guard.call(async { approved() }).await, Ok(approved()));
+    assert_eq!(
+        guard.call(async { approved() }).await,
+        Err(Refusal::RateLimited)
+    );
+    let limit = guard.view().concurrency;
+    assert_eq!((limit.in_flight, limit.waiting), (0, 0));
+    assert_eq!(budget.taken.load(Ordering::SeqCst), 3);
 }
