@@ -78,27 +78,17 @@ pub async fn confirm(
         }
     };
 
-    // The payment runs in a task of its own: a client that goes away must not cut it
-    // short between the gateway call and TX 2.
-    let task = tokio::spawn(settle(
+    // The payment, and its key's record, run in a task of their own: a client that goes
+    // away must cut neither short, so that its retry is replayed once the PG has answered.
+    let task = tokio::spawn(settle_and_record(
         state.clone(),
         caller.user_id.clone(),
+        key,
         request,
         resumed,
     ));
     let (answer, paused_for_ms) = match task.await {
-        Ok(Ok(settled)) => settled,
-        Ok(Err(err)) => {
-            // Nothing was committed: let a retry with this key run afresh.
-            if let Err(release) = state
-                .store
-                .release_idempotency_key(&caller.user_id, &key)
-                .await
-            {
-                tracing::warn!(error = %release, "could not release an idempotency key; it frees itself after its lease");
-            }
-            return Err(err);
-        }
+        Ok(settled) => settled?,
         // The key stays in flight until its lease ends; a retry then finds the payment,
         // and recovery converges it if it was left PENDING.
         Err(ended) => {
@@ -108,16 +98,6 @@ pub async fn confirm(
             return Err(ApiError::internal(ended));
         }
     };
-    let stored = answer.stored();
-    let finished = retry_transient(&state.metrics, "finish_idempotency_key", || {
-        state
-            .store
-            .finish_idempotency_key(&caller.user_id, &key, &stored)
-    })
-    .await;
-    if let Err(err) = finished {
-        tracing::error!(error = %err, "could not store the response of an idempotency key; a retry after its lease reads the payment");
-    }
     let mut response = answer.into_response();
     if let Some(for_ms) = paused_for_ms {
         // Not stored with the key: a replay later says nothing about the breaker then.
@@ -128,6 +108,36 @@ pub async fn confirm(
         }
     }
     Ok(response)
+}
+
+/// The payment settled, then its Idempotency-Key's record: the answer stored for replay,
+/// or, when nothing was committed, the key released so that a retry runs afresh.
+async fn settle_and_record(
+    state: AppState,
+    user_id: String,
+    key: String,
+    request: ConfirmRequest,
+    resumed: bool,
+) -> Result<(Answer, Option<u64>), ApiError> {
+    let settled = settle(state.clone(), user_id.clone(), request, resumed).await;
+    match &settled {
+        Ok((answer, _)) => {
+            let stored = answer.stored();
+            let finished = retry_transient(&state.metrics, "finish_idempotency_key", || {
+                state.store.finish_idempotency_key(&user_id, &key, &stored)
+            })
+            .await;
+            if let Err(err) = finished {
+                tracing::error!(error = %err, "could not store the response of an idempotency key; a retry after its lease reads the payment");
+            }
+        }
+        Err(_) => {
+            if let Err(release) = state.store.release_idempotency_key(&user_id, &key).await {
+                tracing::warn!(error = %release, "could not release an idempotency key; it frees itself after its lease");
+            }
+        }
+    }
+    settled
 }
 
 /// TX 1, the guarded call, TX 2. An error means nothing was committed; once TX 1 has
