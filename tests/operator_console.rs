@@ -2,7 +2,9 @@
 //! browser: Debian's headless Chromium, driven by playwright-core with the keyboard only
 //! (`tests/browser/console.mjs`), signs in with the operator's token, sees the
 //! reconciliation exceptions and the PG guard's concurrency limit and refusals, resolves
-//! one with a note, and sees the queue shrink. The screenshot is kept in
+//! one with a note, and sees the queue shrink. The concurrency limit is off and a payment
+//! is held at the PG meanwhile, so the console must show the guard's own calls in flight
+//! (1), not the limit's (none when off). The screenshot is kept in
 //! `target/test-artifacts/operator-console.png`.
 
 mod support;
@@ -15,7 +17,11 @@ use support::{System, OPERATOR_TOKEN};
 
 #[tokio::test]
 async fn an_operator_resolves_an_exception_in_the_console_and_sees_the_queue_shrink() {
-    let system = System::backend(&[]).await;
+    let system = System::backend(&[
+        ("GATEWAY_CONCURRENCY", "off"),
+        ("GATEWAY_TIMEOUT_MS", "120000"),
+    ])
+    .await;
     let (status, _) = system
         .set_event(serde_json::json!({"eventId": "spring", "stock": 100, "amount": 5000}))
         .await;
@@ -49,7 +55,16 @@ async fn an_operator_resolves_an_exception_in_the_console_and_sees_the_queue_shr
         "{policy}"
     );
 
-    let guard = system.operator_get("/admin/guard").await;
+    system
+        .set_faults(serde_json::json!({"mode": "HANG_BEFORE_PROCESSING", "delayMs": 120_000}))
+        .await;
+    // Sent, and kept open (the origin holds it at the PG) to the end of the test.
+    let held = system.confirm_response("order-held");
+    tokio::pin!(held);
+    let guard = tokio::select! {
+        guard = system.guard_until(|g| g["inFlight"] == 1) => guard,
+        answer = &mut held => panic!("the held confirm was answered: {}", answer.status()),
+    };
     let mode = guard["concurrency"]["mode"]
         .as_str()
         .unwrap_or_else(|| panic!("no concurrency mode: {guard}"))
@@ -72,7 +87,7 @@ async fn an_operator_resolves_an_exception_in_the_console_and_sees_the_queue_shr
     let mut lines = BufReader::new(browser.stdout.take().expect("its stdout")).lines();
     let mut next = || lines.next().and_then(Result::ok).unwrap_or_default();
     assert_eq!(next(), "PENDING 2");
-    assert_eq!(next(), format!("CONCURRENCY {mode}"));
+    assert_eq!(next(), format!("CONCURRENCY {mode} IN_FLIGHT 1"));
     assert_eq!(next(), "RESOLVED 1");
     assert!(browser.wait().expect("the browser script ends").success());
     assert!(

@@ -2,7 +2,7 @@
 // tests/operator_console.rs, with the keyboard only: types the operator token and
 // presses Enter, waits for the reconciliation exceptions (PENDING n, n > 0, on stdout),
 // checks the approval guard's concurrency limit and refusals against GET /admin/guard
-// (CONCURRENCY mode on stdout), takes a screenshot, then tabs to the first item's note,
+// (CONCURRENCY mode IN_FLIGHT calls on stdout), takes a screenshot, then tabs to the first item's note,
 // types it, presses Enter, and waits until the count is one less (RESOLVED n-1 on stdout).
 // Usage: node console.mjs CONSOLE_URL TOKEN SCREENSHOT_PATH
 import { launch } from "./launch.mjs";
@@ -37,7 +37,7 @@ try {
     "Approval guard",
     limit.mode,
     limit.limit != null ? `${limit.limit} (${limit.floor}–${limit.ceiling})` : "—",
-    String(limit.inFlight),
+    String(guard.inFlight),
     String(limit.waiting),
     limit.limit != null ? `${limit.maxWaitMs} ms` : "—",
   ];
@@ -46,7 +46,7 @@ try {
   if (refused[0] !== "CONCURRENCY_LIMITED" || refused[1] !== String(guard.refusals.CONCURRENCY_LIMITED)) {
     throw new Error(`the refusals show ${refused.join(" | ") || "no CONCURRENCY_LIMITED"}`);
   }
-  console.log("CONCURRENCY " + limit.mode);
+  console.log("CONCURRENCY " + limit.mode + " IN_FLIGHT " + shown[3]);
   await page.screenshot({ path: screenshot, fullPage: true });
   // The first item's note, reached by Tab from the breaker's Set button.
   await page.getByRole("button", { name: "Set" }).focus();
