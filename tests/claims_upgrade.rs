@@ -11,8 +11,7 @@ use std::time::Duration;
 use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::{ConnectOptions as _, Connection as _};
+use sqlx::Connection as _;
 use support::gate::{code, confirm};
 use support::room::{define, enter};
 use support::{EdgeSetup, System};
@@ -69,15 +68,7 @@ async fn a_claim_stored_before_grants_were_counted_still_backs_its_order_alone()
     in_flight.abort();
 
     // The previous release's room: its claims had no grants column.
-    let rooms = system.edge_object_files("WaitingRoom");
-    let [room] = rooms.as_slice() else {
-        panic!("one room's file, not {rooms:?}");
-    };
-    let mut db = SqliteConnectOptions::new()
-        .filename(room)
-        .connect()
-        .await
-        .expect("the room's SQLite file");
+    let (_, mut db) = system.only_object_db("WaitingRoom").await;
     sqlx::query("ALTER TABLE claims DROP COLUMN grants")
         .execute(&mut db)
         .await

@@ -15,8 +15,7 @@ use harness::signed::now_ms;
 use reqwest::StatusCode;
 use rules::queue::draw::{self, SEED_BYTES};
 use serde_json::{json, Value};
-use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::{ConnectOptions as _, Connection as _};
+use sqlx::Connection as _;
 use support::room::{admin, each, enter, leave, room_status, start, status};
 use support::System;
 
@@ -224,15 +223,7 @@ async fn a_room_drawn_by_the_release_before_batches_stands_drawn_after_an_upgrad
     let (users, tokens) = prequeued_at_the_opening(&system).await;
     let before = drawn(&system).await;
     system.kill("edge");
-    let rooms = system.edge_object_files("WaitingRoom");
-    let [room] = rooms.as_slice() else {
-        panic!("one room's file, not {rooms:?}");
-    };
-    let mut db = SqliteConnectOptions::new()
-        .filename(room)
-        .connect()
-        .await
-        .expect("the room's SQLite file");
+    let (_, mut db) = system.only_object_db("WaitingRoom").await;
     for table in ["drawing", "ranked", "late"] {
         sqlx::query(&format!("DROP TABLE {table}"))
             .execute(&mut db)

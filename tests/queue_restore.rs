@@ -58,21 +58,13 @@ async fn a_room_stored_before_its_bitmap_keeps_every_place_after_a_restart() {
 
     // The room as a version before the bitmap stored it: its entries, no blocks.
     system.kill("edge");
-    let rooms = system.edge_object_files("WaitingRoom");
-    let [room] = rooms.as_slice() else {
-        panic!("one room's file, not {rooms:?}");
-    };
-    let mut db = SqliteConnectOptions::new()
-        .filename(room)
-        .connect()
-        .await
-        .expect("the room's SQLite file");
+    let (room, mut db) = system.only_object_db("WaitingRoom").await;
     sqlx::query("DELETE FROM presence")
         .execute(&mut db)
         .await
         .expect("the blocks deleted");
     db.close().await.expect("closed");
-    assert_eq!(count(room, "SELECT COUNT(*) FROM entries").await, 5);
+    assert_eq!(count(&room, "SELECT COUNT(*) FROM entries").await, 5);
 
     system.start_edge_again().await;
     assert_eq!(positions(&system, &tokens).await, before);
@@ -81,7 +73,7 @@ async fn a_room_stored_before_its_bitmap_keeps_every_place_after_a_restart() {
 
     system.kill("edge");
     assert!(
-        count(room, "SELECT COUNT(*) FROM presence").await > 0,
+        count(&room, "SELECT COUNT(*) FROM presence").await > 0,
         "the blocks were written from the entries"
     );
     system.start_edge_again().await;

@@ -5,13 +5,15 @@
 
 use std::fs;
 use std::net::TcpListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use harness::ports::held_socket;
 use harness::workerd::{self, Worker, EDGE_OBJECTS};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use sqlx::ConnectOptions as _;
 
 use super::{EdgeSetup, EDGE_SECRET, JWT_SECRET, KID, PAYMENT_CLIENT_KEY};
 
@@ -133,7 +135,7 @@ impl super::System {
 
     /// The SQLite files of the edge's objects of `class` (workerd only): one per object
     /// that has stored anything (not workerd's own `metadata.sqlite`).
-    pub fn edge_object_files(&self, class: &str) -> Vec<std::path::PathBuf> {
+    pub fn edge_object_files(&self, class: &str) -> Vec<PathBuf> {
         let launch = self.edge_launch.as_ref().expect("a system with an edge");
         let folder = launch
             .base
@@ -148,6 +150,22 @@ impl super::System {
             .collect();
         files.sort();
         files
+    }
+
+    /// The one object of `class` that stored anything, its SQLite file and a connection
+    /// to it — with the edge stopped, what a test rewrites to stand for what an earlier
+    /// release stored.
+    pub async fn only_object_db(&self, class: &str) -> (PathBuf, SqliteConnection) {
+        let files = self.edge_object_files(class);
+        let [file] = files.as_slice() else {
+            panic!("one {class}'s file, not {files:?}");
+        };
+        let db = SqliteConnectOptions::new()
+            .filename(file)
+            .connect()
+            .await
+            .unwrap_or_else(|err| panic!("{}: {err}", file.display()));
+        (file.clone(), db)
     }
 }
 

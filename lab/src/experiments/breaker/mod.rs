@@ -6,6 +6,7 @@
 
 mod limit;
 mod notes;
+mod table;
 pub mod warm;
 
 use std::collections::HashSet;
@@ -17,7 +18,7 @@ use serde_json::json;
 use super::{breaker_transitions, count, mixed, mixed_chart, Plan, Report, Table, GUARD_REFUSALS};
 use crate::load::Sample;
 use crate::stack::{received, Stack};
-use crate::stats::range;
+use table::{header, row};
 
 const SECONDS: u64 = 90;
 const OUTAGE: Duration = Duration::from_secs(40);
@@ -284,44 +285,6 @@ async fn measure(
     Ok(())
 }
 
-/// A variant's row: with a warm-up, the limit learned before the stall as well.
-fn row(variant: &Variant, f: &Figures) -> Vec<String> {
-    let back: Vec<f64> = f.back_to_closed.iter().flatten().copied().collect();
-    let limit_back: Vec<f64> = f.limit_back.iter().flatten().copied().collect();
-    let on = |text: String| if variant.enabled { text } else { "—".into() };
-    let limited = |text: String| if variant.limit { text } else { "—".into() };
-    let mut row = vec![
-        variant.label.to_owned(),
-        range(&f.approved, 0),
-        range(&f.circuit_open, 0),
-        range(&f.limited, 0),
-        range(&f.unknown, 0),
-        on(format!(
-            "{} / {}",
-            range(&f.unknown_before_open, 0),
-            range(&f.unknown_after_open, 0)
-        )),
-        on(range(&f.refused_at_pg, 0)),
-        on(format!("{} s", range(&back, 1))),
-        limited(format!(
-            "{} s (limit {})",
-            range(&limit_back, 1),
-            range(&f.healthy_limit, 0)
-        )),
-    ];
-    if !variant.warm_up.is_zero() {
-        row.insert(
-            6,
-            limited(format!(
-                "{} (last read {})",
-                range(&f.healthy_limit, 0),
-                range(&f.limit_at_stall, 0)
-            )),
-        );
-    }
-    row
-}
-
 pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
     let (rows, notes, charts) = run_variants(variants().into(), runs, out).await?;
     Ok(Report {
@@ -379,23 +342,4 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
         notes,
         charts,
     })
-}
-
-/// Our table's columns; with a warm-up, the limit learned before the stall as well.
-fn header(warm_up: bool) -> Vec<&'static str> {
-    let mut header = vec![
-        "breaker, concurrency limit",
-        "APPROVED",
-        "FAILED (CIRCUIT_OPEN)",
-        "FAILED (CONCURRENCY_LIMITED)",
-        "UNKNOWN",
-        "UNKNOWN sent before it first opened / after",
-        "refused payments at the PG",
-        "back to CLOSED after recovery",
-        "limit back at its healthy level after CLOSED",
-    ];
-    if warm_up {
-        header.insert(6, "limit learned before the stall: median of its last 5 s");
-    }
-    header
 }
