@@ -30,7 +30,8 @@
 //! - [`store`] — all SQL, behind the [`store::Store`] trait; transient-error retries.
 //! - [`request_id`] — every request's id, in its log lines, its answer and its errors.
 //! - [`metrics`] — Prometheus text, on its own listener; [`backlog`] — what waits for
-//!   someone (the oldest UNKNOWN payment, reconciliation items), sampled into it.
+//!   someone (the oldest UNKNOWN payment, reconciliation items), sampled into it;
+//!   [`history`] — the last 15 minutes of the PG guard and the drops, for the console.
 //! - [`log_writer`] — log output that drops and counts what it cannot write, never fails.
 //! - [`supervisor`] — the recovery loop's cycles, each caught if it panics; its heartbeat.
 //! - [`config`] — the environment, parsed once into [`config::OriginConfig`].
@@ -47,6 +48,7 @@ pub mod error;
 pub mod event_cli;
 pub mod gateway;
 pub mod guard;
+pub mod history;
 pub mod idempotency;
 pub mod log_writer;
 pub mod metrics;

@@ -19,6 +19,7 @@ use crate::policy::breaker::{BreakerMode, BreakerState, Transition};
 
 mod gauges;
 mod labels;
+mod recent;
 
 pub use gauges::{ConcurrencyGauges, InFlight};
 use labels::*;
@@ -48,6 +49,7 @@ pub struct Metrics {
     task_panics: Family<TaskLabel, Counter>,
     unknown_oldest_age: IntGauge,
     reconciliation_pending: IntGauge,
+    recent_calls: recent::RecentCalls,
 }
 
 impl Default for Metrics {
@@ -223,6 +225,7 @@ impl Default for Metrics {
             task_panics,
             unknown_oldest_age,
             reconciliation_pending,
+            recent_calls: recent::RecentCalls::default(),
         }
     }
 }
@@ -261,6 +264,12 @@ impl Metrics {
         self.gateway_calls
             .get_or_create(&ResultLabel { guard, result })
             .observe(took.as_secs_f64());
+        self.recent_calls.record(guard, took);
+    }
+
+    /// `guard`'s call durations since the last time they were taken.
+    pub fn take_recent_calls(&self, guard: &'static str) -> crate::policy::history::Latencies {
+        self.recent_calls.take(guard)
     }
 
     pub fn guard_refused(&self, guard: &'static str, reason: &'static str) {

@@ -116,6 +116,7 @@ pub async fn serve(
             Err(_) => None,
         },
         gated_events: Arc::new(config.gated_events.clone()),
+        history: Arc::new(crate::history::History::new(crate::clock::now_ms())),
     };
     // The operator's setting is in force before the first request is served.
     if let Ok(Some(control)) = store.breaker_control(APPROVE_GUARD).await {
@@ -129,6 +130,15 @@ pub async fn serve(
     let backlog = tokio::spawn(crate::backlog::sample_every_interval(
         store.clone(),
         metrics.clone(),
+    ));
+    let history = tokio::spawn(crate::history::sample_every_interval(
+        crate::history::Sources {
+            history: state.history.clone(),
+            store: store.clone(),
+            guard: state.guard.clone(),
+            metrics: metrics.clone(),
+            edge: state.edge_calls.clone(),
+        },
     ));
     let look_up_hints = tokio::spawn(hints::look_up_each(
         webhooks,
@@ -189,6 +199,7 @@ pub async fn serve(
     );
     purge.abort();
     backlog.abort();
+    history.abort();
     recover.abort();
     look_up_hints.abort();
     follow.abort();

@@ -39,4 +39,6 @@ pub struct AppState {
     pub edge_calls: Option<Arc<crate::edge::Edge>>,
     /// `GATED_EVENTS`: events gated when no room of theirs is stored.
     pub gated_events: Arc<HashSet<String>>,
+    /// The last 15 minutes, for the console's charts.
+    pub history: Arc<crate::history::History>,
 }

@@ -71,7 +71,7 @@ async fn event(origin: &Origin, gated: bool) {
         };
         origin
             .store
-            .set_event_room(EVENT, &settings, RoomState::Open, now)
+            .set_event_room(EVENT, &settings, RoomState::Open, now, None)
             .await
             .unwrap();
     }

@@ -92,7 +92,66 @@ on_both_stores!(
     a_finding_is_queued_once_and_resolved_once,
     a_match_closes_pending_mismatches_and_internal_onlies,
     the_queue_takes_findings_by_the_thousand_and_lists_them_in_pages,
+    a_room_change_over_a_stale_version_is_refused,
 );
+
+async fn a_room_change_over_a_stale_version_is_refused(store: &dyn Store) {
+    use rules::drop::{RoomSettings, RoomState};
+    let settings = |admit_limit| RoomSettings {
+        admit_limit: Some(admit_limit),
+        ..RoomSettings::default()
+    };
+    let stale = |result: Result<_, StoreError>| match result {
+        Err(StoreError::StaleVersion { current }) => current,
+        other => panic!("not refused as stale: {other:?}"),
+    };
+    let open = RoomState::Open;
+    let first = store
+        .set_event_room("e", &settings(1), open, 1, Some(0))
+        .await;
+    assert_eq!(first.unwrap().version, 1);
+    assert_eq!(
+        stale(
+            store
+                .set_event_room("e", &settings(2), open, 2, Some(0))
+                .await
+        ),
+        1
+    );
+    let second = store
+        .set_event_room("e", &settings(2), open, 2, Some(1))
+        .await;
+    assert_eq!(second.unwrap().version, 2);
+    assert_eq!(
+        stale(
+            store
+                .set_event_room("e", &settings(3), open, 3, Some(1))
+                .await
+        ),
+        2
+    );
+    assert_eq!(
+        stale(
+            store
+                .set_event_room("f", &settings(3), open, 3, Some(4))
+                .await
+        ),
+        0
+    );
+    let any = store
+        .set_event_room("e", &settings(4), RoomState::Paused, 4, None)
+        .await;
+    assert_eq!(any.unwrap().version, 3);
+    let room = store.event_room("e").await.unwrap().unwrap();
+    assert_eq!(
+        (room.settings.admit_limit, room.state, room.version),
+        (Some(4), RoomState::Paused, 3)
+    );
+    let rooms = store.event_rooms(10).await.unwrap();
+    assert_eq!(rooms.len(), 1);
+    assert_eq!(rooms[0].0, "e");
+    assert!(store.event_room("f").await.unwrap().is_none());
+}
 
 fn new_payment(order_id: &str) -> NewPayment {
     NewPayment {

@@ -174,17 +174,19 @@ impl WaitingRoom {
     }
 
     fn report_of(&self, config: QueueConfig, now: i64) -> Result<Report> {
-        let (line, live, issued, sold_out, held, closed) = self.with_line(config, |line| {
-            let live = line.passes_live(now) as u64;
-            Ok((
-                line.len() as u64,
-                live,
-                line.issued_last_minute(now) as u64,
-                line.is_sold_out(),
-                line.is_held(),
-                line.is_closed(),
-            ))
-        })?;
+        let (line, live, issued, sold_out, held, closed, payments_paused_until) =
+            self.with_line(config, |line| {
+                let live = line.passes_live(now) as u64;
+                Ok((
+                    line.len() as u64,
+                    live,
+                    line.issued_last_minute(now) as u64,
+                    line.is_sold_out(),
+                    line.is_held(),
+                    line.is_closed(),
+                    line.paused_until(now),
+                ))
+            })?;
         let (version, opens_at, draw, batches) = self.with_drop(|drop| {
             let update = drop.update.as_ref();
             Ok((
@@ -203,6 +205,10 @@ impl WaitingRoom {
             sold_out,
             paused: held,
             closed,
+            payments_paused_until,
+            admit_limit: config.admit_limit,
+            admit_per_minute: config.admit_per_minute,
+            pass_ttl_seconds: (config.pass_ttl_ms / 1_000).unsigned_abs(),
             opens_at,
             draw_seed: draw.as_ref().map(|d| d.seed.clone()),
             drawn_at: draw.as_ref().map(|d| d.drawn_at),

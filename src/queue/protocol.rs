@@ -109,6 +109,13 @@ pub struct Report {
     /// Held by an operator.
     pub paused: bool,
     pub closed: bool,
+    /// Payments are paused (the origin's PG is down) until then: nobody new is admitted.
+    pub payments_paused_until: Option<i64>,
+    /// The limits in force: passes live at once, new passes a minute (absent: no limit),
+    /// and how long a pass lives.
+    pub admit_limit: u32,
+    pub admit_per_minute: Option<u32>,
+    pub pass_ttl_seconds: u64,
     pub opens_at: Option<i64>,
     /// The draw's seed (hex) once it began, when, and how many it placed so far.
     pub draw_seed: Option<String>,

@@ -104,10 +104,11 @@ export const CAPTIONS = {
   "Confirms every 5 s": "now — Approved 2, Failed 0, UNKNOWN 0",
 };
 
-// After a restart 11m50s ago: nothing kept before then, one change since.
+// After a restart 11m50s ago: nothing kept before then, one change since. The band keeps
+// the window's time axis, so it lines up with the charts above it; it is blank before.
 const KEPT = FROM + 190_000;
 const TRIPPED = KEPT + 400_000;
-export const RESTART_TICKS = WINDOW_TICKS.slice(1);
+export const RESTART_TICKS = WINDOW_TICKS;
 export const RESTART_BAND = [
   { state: "CLOSED", from: KEPT, to: TRIPPED },
   { state: "OPEN", from: TRIPPED, to: NOW },

@@ -3,10 +3,12 @@
 //! edge's room signed (`crate::edge`), and read back with the room's report.
 //!
 //! Everything a request asks is checked before anything changes: unknown fields, a bad
-//! setting (named), a stock below what is sold and reserved, a change the room could
-//! not take (a new opening once the prequeue was drawn, reopening a closed drop). When
-//! the edge cannot be told, the origin's side stands and the answer says so (502
-//! `EDGE_UNAVAILABLE`): sending the request again tells it.
+//! setting or value (named), a stock below what is sold and reserved, a change the room
+//! could not take (a new opening once the prequeue was drawn, reopening a closed drop),
+//! a change made from an older version of the room than the one in force (409
+//! `STALE_VERSION`, with `expectedVersion`). When the edge cannot be told, the origin's
+//! side stands and the answer says so (502 `EDGE_UNAVAILABLE`): sending the request
+//! again tells it. The room's state and the draw's list are `rooms.rs`.
 //!
 //! A drop with an opening (`opensAt`, `prequeueFrom`) is gated: left out, `gated` is
 //! true, and `gated: false` beside them is refused. The room is stored before the stock
@@ -16,13 +18,12 @@
 //! nothing is sold past a room the edge does not yet know.
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::extract::{Path, State};
 use axum::Json;
 use rules::drop::{RoomSettings, RoomState, RoomUpdate};
 use serde::Deserialize;
 
+use super::rooms::{conflict, edge_of, invalid, stale, tell_edge};
 use crate::clock::now_ms;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -33,9 +34,9 @@ use crate::store::{EventSpec, StoreError};
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct EventRequest {
-    event_id: String,
-    stock: i64,
-    amount: i64,
+    event_id: Option<String>,
+    stock: Option<i64>,
+    amount: Option<i64>,
     gated: Option<bool>,
     admit_limit: Option<u32>,
     admit_per_minute: Option<u32>,
@@ -46,21 +47,9 @@ struct EventRequest {
     shards: Option<u32>,
     /// Instead of `shards`: they follow from the arrivals a minute expected.
     expected_arrivals_per_minute: Option<u64>,
-}
-
-fn invalid(message: String) -> ApiError {
-    ApiError::BadRequest {
-        code: "INVALID_REQUEST",
-        message,
-    }
-}
-
-fn conflict(code: &'static str, message: impl Into<String>) -> ApiError {
-    ApiError::Refused {
-        status: StatusCode::CONFLICT,
-        code,
-        message: message.into(),
-    }
+    /// The room's version this change was made from (0: no room yet); left out, the
+    /// change applies over whatever version is in force.
+    expected_version: Option<u64>,
 }
 
 /// Whether `settings` may replace `stored` at `now_ms`: what the room would refuse.
@@ -98,16 +87,24 @@ pub async fn put_event(
     State(state): State<AppState>,
     body: Bytes,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let request: EventRequest = serde_json::from_slice(&body).map_err(|err| {
-        invalid(format!(
-            "expected {{eventId, stock, amount, …room settings}}: {err}"
-        ))
+    let request: EventRequest = read_request(&body)?;
+    let required = |field: &str| invalid(format!("{field}: is required"));
+    let event_id = request
+        .event_id
+        .clone()
+        .ok_or_else(|| required("eventId"))?;
+    rules::confirm::check_event_id(&event_id).map_err(|err| match err {
+        rules::confirm::InvalidConfirm::Field { field, problem } => {
+            invalid(format!("{field}: {problem}"))
+        }
+        other => other.into(),
     })?;
-    rules::confirm::check_event_id(&request.event_id)?;
-    if request.stock < 0 {
+    let stock = request.stock.ok_or_else(|| required("stock"))?;
+    if stock < 0 {
         return Err(invalid("stock: must be 0 or more".into()));
     }
-    if request.amount <= 0 {
+    let amount = request.amount.ok_or_else(|| required("amount"))?;
+    if amount <= 0 {
         return Err(invalid("amount: must be more than 0".into()));
     }
     let opening = request.opens_at.is_some() || request.prequeue_from.is_some();
@@ -143,7 +140,14 @@ pub async fn put_event(
     };
     let room_given = request.gated.is_some() || settings.is_configured();
     let now = now_ms();
-    let stored = state.store.event_room(&request.event_id).await?;
+    let stored = state.store.event_room(&event_id).await?;
+    let in_force = stored.as_ref().map_or(0, |room| room.version);
+    if request
+        .expected_version
+        .is_some_and(|seen| seen != in_force)
+    {
+        return Err(stale(in_force));
+    }
     if room_given {
         check_change(&settings, stored.as_ref(), now)?;
         if stored
@@ -155,14 +159,14 @@ pub async fn put_event(
         edge_of(&state)?;
     }
     let spec = EventSpec {
-        event_id: request.event_id.clone(),
-        stock: request.stock,
-        amount: request.amount,
+        event_id: event_id.clone(),
+        stock,
+        amount,
     };
     // Checked before the room changes; `upsert_event` checks again as it sets the stock.
-    if let Some(event) = state.store.event(&request.event_id).await? {
+    if let Some(event) = state.store.event(&event_id).await? {
         let committed = event.reserved + event.sold;
-        if request.stock < committed {
+        if stock < committed {
             return Err(below_committed(committed));
         }
     }
@@ -171,8 +175,18 @@ pub async fn put_event(
         let state_now = stored.map_or(RoomState::Open, |s| s.state);
         let update = state
             .store
-            .set_event_room(&request.event_id, &settings, state_now, now)
-            .await?;
+            .set_event_room(
+                &event_id,
+                &settings,
+                state_now,
+                now,
+                request.expected_version,
+            )
+            .await
+            .map_err(|err| match err {
+                StoreError::StaleVersion { current } => stale(current),
+                other => other.into(),
+            })?;
         Some(update)
     } else {
         None
@@ -187,9 +201,23 @@ pub async fn put_event(
     tracing::info!(event_id = %view.event_id, stock = view.stock, amount = view.amount, "event set");
     let mut answer = serde_json::to_value(&view).map_err(ApiError::internal)?;
     if let Some(update) = update {
-        answer["room"] = tell_edge(&state, &request.event_id, &update).await?;
+        answer["room"] = tell_edge(&state, &event_id, &update).await?;
     }
     Ok(Json(answer))
+}
+
+/// The request read, a value of the wrong type named by its field.
+fn read_request(body: &[u8]) -> Result<EventRequest, ApiError> {
+    let mut json = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut json).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        invalid(if path == "." {
+            format!("expected {{eventId, stock, amount, …room settings}}: {inner}")
+        } else {
+            format!("{path}: {inner}")
+        })
+    })
 }
 
 /// A stock below the `committed` units already reserved or sold.
@@ -203,109 +231,38 @@ fn below_committed(committed: i64) -> ApiError {
 /// The most events `GET /admin/events` lists.
 const MAX_LISTED: u32 = 1_000;
 
-/// `GET /admin/events`: `{events}`, each `{eventId, stock, amount, reserved, sold}`, by id.
+/// `GET /admin/events`: `{events, currency}`, each event `{eventId, stock, amount,
+/// reserved, sold}` and its `room` (settings, state, version) if one was defined, by id;
+/// `currency` is every amount's (`GATEWAY_CURRENCY`, in its minor unit).
 pub async fn list_events(
     State(state): State<AppState>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let events = state.store.events(MAX_LISTED).await?;
-    Ok(Json(serde_json::json!({ "events": events })))
-}
-
-/// `POST /admin/events/{eventId}/pause` | `resume` | `close`.
-pub async fn set_room_state(
-    State(state): State<AppState>,
-    Path((event_id, action)): Path<(String, String)>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let wanted = match action.as_str() {
-        "pause" => RoomState::Paused,
-        "resume" => RoomState::Open,
-        "close" => RoomState::Closed,
-        _ => {
-            return Err(ApiError::NotFound {
-                code: "NOT_FOUND",
-                message: "no such route",
-            })
-        }
-    };
-    let stored = state.store.event_room(&event_id).await?.ok_or_else(|| {
-        conflict(
-            "ROOM_NOT_CONFIGURED",
-            "define the event's room with POST /admin/events first",
-        )
-    })?;
-    if stored.state == RoomState::Closed && wanted != RoomState::Closed {
-        return Err(conflict("DROP_CLOSED", "the drop is closed"));
-    }
-    edge_of(&state)?;
-    let update = state
+    let mut rooms: std::collections::HashMap<String, RoomUpdate> = state
         .store
-        .set_event_room(&event_id, &stored.settings, wanted, now_ms())
-        .await?;
-    tracing::info!(%event_id, state = wanted.name(), version = update.version, "room state set");
-    Ok(Json(tell_edge(&state, &event_id, &update).await?))
+        .event_rooms(MAX_LISTED)
+        .await?
+        .into_iter()
+        .collect();
+    let events = events
+        .into_iter()
+        .map(|event| {
+            let mut answer = serde_json::to_value(&event).map_err(ApiError::internal)?;
+            if let Some(room) = rooms.remove(&event.event_id) {
+                answer["room"] = serde_json::to_value(&room).map_err(ApiError::internal)?;
+            }
+            Ok(answer)
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(Json(serde_json::json!({
+        "events": events,
+        "currency": state.gateway.currency(),
+    })))
 }
 
-/// The most people `GET /admin/events/{eventId}/draw` lists in one page.
-const MAX_DRAWN_PAGE: u32 = 10_000;
-
-/// `?from=&limit=` of the draw's list.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DrawPage {
-    from: Option<u64>,
-    limit: Option<u32>,
-}
-
-/// `GET /admin/events/{eventId}/draw?from=&limit=`: the prequeue's draw, for audit — the
-/// seed, when, how many, and the people in their drawn order from place `from` (at most
-/// `limit`, 1000 unless given, 10,000 at most), as the edge's room keeps them. Anyone
-/// with the seed and the list re-derives the order (`rules::queue::draw::order`).
-pub async fn draw_list(
-    State(state): State<AppState>,
-    Path(event_id): Path<String>,
-    page: Result<Query<DrawPage>, QueryRejection>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    rules::confirm::check_event_id(&event_id)?;
-    let Query(page) = page.map_err(|rejection| {
-        invalid(format!(
-            "expected ?from=PLACE&limit=N: {}",
-            rejection.body_text()
-        ))
-    })?;
-    let limit = page.limit.unwrap_or(1_000);
-    if limit == 0 || limit > MAX_DRAWN_PAGE {
-        return Err(invalid(format!("limit: 1 to {MAX_DRAWN_PAGE}")));
-    }
-    state.store.event_room(&event_id).await?.ok_or_else(|| {
-        conflict(
-            "ROOM_NOT_CONFIGURED",
-            "define the event's room with POST /admin/events first",
-        )
-    })?;
-    let answer = edge_of(&state)?
-        .draw_list(&event_id, page.from.unwrap_or(0), limit)
-        .await
-        .map_err(|err| edge_unreachable(format!("{err:#}")))?;
-    match answer.status {
-        200 => Ok(Json(answer.body)),
-        status => Err(edge_unreachable(format!(
-            "it answered {status}: {}",
-            answer.body
-        ))),
-    }
-}
-
-fn edge_unreachable(why: String) -> ApiError {
-    ApiError::Refused {
-        status: StatusCode::BAD_GATEWAY,
-        code: "EDGE_UNAVAILABLE",
-        message: format!("the edge's room could not be read ({why}): try again"),
-    }
-}
-
-/// `GET /admin/events/{eventId}`: `{eventId, stock, amount, reserved, sold}`, with the
-/// room (`room`: settings, state, version) and its report from the edge (`roomStatus`,
-/// or `roomError` when the edge cannot say).
+/// `GET /admin/events/{eventId}`: `{eventId, stock, amount, reserved, sold, currency}`,
+/// with the room (`room`: settings, state, version) and its report from the edge
+/// (`roomStatus`, or `roomError` when the edge cannot say).
 pub async fn get_event(
     State(state): State<AppState>,
     Path(event_id): Path<String>,
@@ -319,6 +276,7 @@ pub async fn get_event(
             message: "no event has this eventId",
         })?;
     let mut answer = serde_json::to_value(&view).map_err(ApiError::internal)?;
+    answer["currency"] = state.gateway.currency().into();
     if let Some(update) = state.store.event_room(&event_id).await? {
         answer["room"] = serde_json::to_value(&update).map_err(ApiError::internal)?;
         match edge_of(&state) {
@@ -331,42 +289,4 @@ pub async fn get_event(
         }
     }
     Ok(Json(answer))
-}
-
-fn edge_of(state: &AppState) -> Result<&crate::edge::Edge, ApiError> {
-    state
-        .edge_calls
-        .as_deref()
-        .ok_or_else(|| ApiError::Refused {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            code: "EDGE_NOT_CONFIGURED",
-            message: "EDGE_URL is not set: the edge's room cannot be told".into(),
-        })
-}
-
-/// Hands the edge `update`: the room's report once applied.
-async fn tell_edge(
-    state: &AppState,
-    event_id: &str,
-    update: &RoomUpdate,
-) -> Result<serde_json::Value, ApiError> {
-    let unavailable = |why: String| ApiError::Refused {
-        status: StatusCode::BAD_GATEWAY,
-        code: "EDGE_UNAVAILABLE",
-        message: format!(
-            "stored here as version {}, but the edge was not told ({why}): send it again",
-            update.version
-        ),
-    };
-    let answer = edge_of(state)?
-        .configure_room(event_id, update)
-        .await
-        .map_err(|err| unavailable(format!("{err:#}")))?;
-    match answer.status {
-        200 => Ok(answer.body),
-        status => Err(unavailable(format!(
-            "it answered {status}: {}",
-            answer.body
-        ))),
-    }
 }

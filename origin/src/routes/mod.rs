@@ -20,6 +20,7 @@ mod gate;
 mod outcome;
 pub mod payments;
 pub mod reconciliations;
+pub mod rooms;
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -101,10 +102,11 @@ pub fn admin_app(state: AppState) -> Router {
             get(events::list_events).post(events::put_event),
         )
         .route("/admin/events/{event_id}", get(events::get_event))
-        .route("/admin/events/{event_id}/draw", get(events::draw_list))
+        .route("/admin/history", get(console::history))
+        .route("/admin/events/{event_id}/draw", get(rooms::draw_list))
         .route(
             "/admin/events/{event_id}/{action}",
-            post(events::set_room_state),
+            post(rooms::set_room_state),
         )
         .route("/admin/reconciliations", get(reconciliations::list))
         .route(

@@ -258,6 +258,9 @@ async fn settle_payment(
     .await;
     match recorded {
         Ok(payment) => {
+            if let Some(event_id) = &payment.event_id {
+                state.history.confirm_answered(event_id, payment.status);
+            }
             if let (PaymentStatus::Failed, Some(approved)) = (payment.status, approval) {
                 return Ok(refund_late_approval(state, payment, approved).await);
             }

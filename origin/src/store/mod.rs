@@ -119,14 +119,22 @@ pub trait Store: Send + Sync + 'static {
         event_id: &str,
     ) -> Result<Option<rules::drop::RoomUpdate>, StoreError>;
 
+    /// Every waiting room operators defined, by event id, at most `limit`.
+    async fn event_rooms(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(String, rules::drop::RoomUpdate)>, StoreError>;
+
     /// Sets the waiting room of `event_id`: the update to hand the edge, its version
-    /// higher than every earlier one's.
+    /// higher than every earlier one's. With `expected`, only over that version (0: no
+    /// room yet), atomically: `StaleVersion` names the version in force otherwise.
     async fn set_event_room(
         &self,
         event_id: &str,
         settings: &rules::drop::RoomSettings,
         state: rules::drop::RoomState,
         now_ms: i64,
+        expected: Option<u64>,
     ) -> Result<rules::drop::RoomUpdate, StoreError>;
 
     /// The PG's call budget every instance on this database shares (PostgreSQL); `None`

@@ -156,14 +156,24 @@ sql_bounds! {
         self.sql().event_room(event_id).await
     }
 
+    async fn event_rooms(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(String, rules::drop::RoomUpdate)>, StoreError> {
+        self.sql().event_rooms(limit).await
+    }
+
     async fn set_event_room(
         &self,
         event_id: &str,
         settings: &rules::drop::RoomSettings,
         state: rules::drop::RoomState,
         now_ms: i64,
+        expected: Option<u64>,
     ) -> Result<rules::drop::RoomUpdate, StoreError> {
-        self.sql().set_event_room(event_id, settings, state, now_ms).await
+        self.sql()
+            .set_event_room(event_id, settings, state, now_ms, expected)
+            .await
     }
 
     async fn set_breaker_control(

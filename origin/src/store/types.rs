@@ -305,6 +305,9 @@ pub enum StoreError {
     /// An event's stock cannot go below what is already reserved or sold.
     #[error("{committed} units are already reserved or sold")]
     StockBelowCommitted { committed: i64 },
+    /// A room change made from a version that is no longer the room's: `current` is.
+    #[error("the room is at version {current}")]
+    StaleVersion { current: u64 },
     /// A sealed column did not open (altered, moved, or its KEK version is gone), or a
     /// value could not be sealed.
     #[error("sealed column: {0}")]

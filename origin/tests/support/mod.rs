@@ -42,6 +42,8 @@ pub struct Origin {
     pub admin: Router,
     pub metrics: Router,
     pub store: Arc<SqliteStore>,
+    /// What the console's history samples, to take a sample when a test says.
+    pub history: origin::history::Sources,
     _db: tempfile::TempDir,
 }
 
@@ -115,8 +117,17 @@ impl Origin {
             webhooks,
             edge_calls: edge.map(Arc::new),
             gated_events: Arc::default(),
+            history: Arc::new(origin::history::History::new(now_ms())),
+        };
+        let history = origin::history::Sources {
+            history: state.history.clone(),
+            store: state.store.clone(),
+            guard: state.guard.clone(),
+            metrics: state.metrics.clone(),
+            edge: state.edge_calls.clone(),
         };
         Self {
+            history,
             router: app(state.clone()),
             admin: admin_app(state),
             metrics: metrics_app(metrics),
