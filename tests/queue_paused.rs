@@ -50,8 +50,9 @@ async fn while_the_breaker_is_open_the_room_holds_and_gated_confirms_stop_at_the
     };
     let open_ms = OPEN_MS.to_string();
     let system = System::start_with_origin(setup, &[("BREAKER_OPEN_MS", &open_ms)]).await;
+    // A room defined by an operator too, so its report says what the console shows.
     let (status, _) = system
-        .set_event(json!({ "eventId": EVENT, "stock": 10, "amount": 1000 }))
+        .set_event(json!({ "eventId": EVENT, "stock": 10, "amount": 1000, "gated": true }))
         .await;
     assert_eq!(status, StatusCode::OK);
     let (first, second) = (system.token("user-1", 600), system.token("user-2", 600));
@@ -70,6 +71,9 @@ async fn while_the_breaker_is_open_the_room_holds_and_gated_confirms_stop_at_the
     let until = held["pausedUntil"].as_i64().expect("pausedUntil");
     let extended = held["passExpiresAt"].as_i64().expect("still a pass");
     assert_eq!(held["admitted"], true, "a live pass stays live: {held}");
+    let report = room::room_status(&system, EVENT).await;
+    assert_eq!(report["paymentsPausedUntil"], until, "{report}");
+    assert_eq!(report["paused"], false, "not held by an operator: {report}");
     assert!(
         extended - pass >= OPEN_MS - 1_000,
         "the pass is extended by the pause: {pass} → {extended}"

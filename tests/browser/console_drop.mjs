@@ -5,13 +5,18 @@
 // refused, resume, and close (refused until the event id is typed). After
 // each step it prints what the console shows (one line, on stdout) and waits for the
 // test's word on stdin, which the test sends once it has checked the room through the
-// edge. Screenshots of each state at 1280 px and 768 px wide go to SCREENSHOT_DIR.
+// edge. Screenshots of each state at 1280 px and 768 px wide go to SCREENSHOT_DIR, and
+// axe-core audits each state (and the confirm dialog) for WCAG 2 A/AA: any violation
+// fails the run.
 // Usage: node console_drop.mjs CONSOLE_URL TOKEN SCREENSHOT_DIR EVENT_ID
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { launch } from "./launch.mjs";
 
 const [url, token, shots, eventId] = process.argv.slice(2);
 const WAIT = { timeout: 60000 };
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 // Long enough for the test to let five people into the prequeue on a slow machine.
 const OPENS_IN_MS = 20000;
 
@@ -49,13 +54,25 @@ try {
     return names.map((name, i) => `${name}=${values[i].trim()}`).join(" ");
   }
 
-  // Both widths, full page: the state named `name`.
+  // axe-core's WCAG 2 A and AA rules on the page as it is now (run through the
+  // DevTools protocol, which the page's policy does not govern): none may fail.
+  async function audit(name) {
+    await page.evaluate(AXE);
+    const violations = await page.evaluate(async () => {
+      const result = await window.axe.run(document, { runOnly: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] });
+      return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+    });
+    if (violations.length) throw new Error(`accessibility, ${name}: ${violations.join(" / ")}`);
+  }
+
+  // Both widths, full page: the state named `name`, audited at each.
   async function screenshots(name) {
     for (const width of [1280, 768]) {
       await page.setViewportSize({ width, height: 900 });
       await page.screenshot({ path: `${shots}/${name}-${width}.png`, fullPage: true });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       if (overflow > 0) throw new Error(`${name} at ${width} px scrolls sideways by ${overflow} px`);
+      await audit(`${name} at ${width} px`);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
   }
@@ -67,6 +84,7 @@ try {
     const dialog = page.locator("dialog#confirm");
     await dialog.waitFor({ state: "visible", ...WAIT });
     const text = `${await page.locator("#confirm-title").textContent()} | ${await page.locator("#confirm-text").textContent()}`;
+    await audit(`the ${action} dialog`);
     if (typed) {
       await page.keyboard.type(typed.slice(0, -1));
       await page.keyboard.press("Enter");
