@@ -69,6 +69,9 @@ pub struct OriginConfig {
     /// name and reading as the edge's (`rules::pass::gated_events`); their confirms need
     /// the edge's pass here too.
     pub gated_events: HashSet<String>,
+    /// `MERCHANT_WEBHOOK_URL`, `MERCHANT_WEBHOOK_SECRET` and how deliveries go; `None`
+    /// when no URL is set (the events are kept for the pull API).
+    pub merchant_webhooks: Option<crate::outbox::config::MerchantWebhooks>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -197,7 +200,10 @@ impl OriginConfig {
             limiter: limiter(get("LIMITER"), get("LIMITER_RATE"))?,
         };
         let recovery_interval = millis("RECOVERY_INTERVAL_MS", 30_000, 100)?;
+        let merchant_webhooks = crate::outbox::config::MerchantWebhooks::from_lookup(get)
+            .map_err(|(name, problem)| ConfigError::Invalid { name, problem })?;
         Ok(Self {
+            merchant_webhooks,
             cipher: FieldCipher::from_env(&lookup)?,
             gated_events: rules::pass::gated_events(&get("GATED_EVENTS").unwrap_or_default()),
             listen: address("ORIGIN_LISTEN", "127.0.0.1:8080")?,

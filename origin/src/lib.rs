@@ -15,6 +15,8 @@
 //! - [`operator_auth`] — the operator routes' bearer token, and its failed-attempt
 //!   throttle.
 //! - [`idempotency`] — Idempotency-Key claims, replays and their retention.
+//! - [`outbox`] — every payment's change and finding delivered to the merchant as a
+//!   signed webhook (Standard Webhooks), at least once, in order per order.
 //! - [`policy`] — the pure rules, no I/O: the gateway's answers, the breaker, the
 //!   limiters, the recovery decision, settlement parsing and matching.
 //! - [`guard`] — timeout, circuit breaker, bulkhead and limiter before every PG call.
@@ -53,6 +55,7 @@ pub mod idempotency;
 pub mod log_writer;
 pub mod metrics;
 pub mod operator_auth;
+pub mod outbox;
 pub mod overload;
 pub mod policy;
 pub mod recovery;

@@ -20,6 +20,7 @@ use crate::policy::breaker::{BreakerMode, BreakerState, Transition};
 mod gauges;
 mod labels;
 mod recent;
+mod webhooks;
 
 pub use gauges::{ConcurrencyGauges, InFlight};
 use labels::*;
@@ -50,6 +51,7 @@ pub struct Metrics {
     unknown_oldest_age: IntGauge,
     reconciliation_pending: IntGauge,
     recent_calls: recent::RecentCalls,
+    merchant: webhooks::WebhookMetrics,
 }
 
 impl Default for Metrics {
@@ -202,7 +204,9 @@ impl Default for Metrics {
             "Reconciliation items waiting for an operator, sampled every 15 s",
             reconciliation_pending.clone(),
         );
+        let merchant = webhooks::WebhookMetrics::register(&mut registry);
         Self {
+            merchant,
             registry,
             payments,
             gateway_in_flight,
@@ -265,11 +269,6 @@ impl Metrics {
             .get_or_create(&ResultLabel { guard, result })
             .observe(took.as_secs_f64());
         self.recent_calls.record(guard, took);
-    }
-
-    /// `guard`'s call durations since the last time they were taken.
-    pub fn take_recent_calls(&self, guard: &'static str) -> crate::policy::history::Latencies {
-        self.recent_calls.take(guard)
     }
 
     pub fn guard_refused(&self, guard: &'static str, reason: &'static str) {

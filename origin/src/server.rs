@@ -117,6 +117,7 @@ pub async fn serve(
         },
         gated_events: Arc::new(config.gated_events.clone()),
         history: Arc::new(crate::history::History::new(crate::clock::now_ms())),
+        merchant_webhooks: config.merchant_webhooks.clone().map(Arc::new),
     };
     // The operator's setting is in force before the first request is served.
     if let Ok(Some(control)) = store.breaker_control(APPROVE_GUARD).await {
@@ -130,6 +131,7 @@ pub async fn serve(
     let backlog = tokio::spawn(crate::backlog::sample_every_interval(
         store.clone(),
         metrics.clone(),
+        config.merchant_webhooks.is_some(),
     ));
     let history = tokio::spawn(crate::history::sample_every_interval(
         crate::history::Sources {
@@ -148,6 +150,18 @@ pub async fn serve(
         metrics.clone(),
         config.webhook_lookup_rate,
     ));
+    let deliver = match &config.merchant_webhooks {
+        Some(webhooks) => {
+            let delivery = crate::outbox::Delivery::new(
+                store.clone(),
+                metrics.clone(),
+                webhooks.clone(),
+                state.gateway.currency(),
+            )?;
+            Some(tokio::spawn(Arc::new(delivery).run()))
+        }
+        None => None,
+    };
     let purge = tokio::spawn(idempotency::purge_expired(store, metrics.clone()));
     let recover = tokio::spawn(recovery.run_every_interval());
     let api = TcpListener::bind(config.listen)
@@ -205,6 +219,9 @@ pub async fn serve(
     follow.abort();
     if let Some(probe) = probe {
         probe.abort();
+    }
+    if let Some(deliver) = deliver {
+        deliver.abort();
     }
     if let Some(purge_nonces) = purge_nonces {
         purge_nonces.abort();

@@ -41,4 +41,6 @@ pub struct AppState {
     pub gated_events: Arc<HashSet<String>>,
     /// The last 15 minutes, for the console's charts.
     pub history: Arc<crate::history::History>,
+    /// The merchant's endpoint, where webhooks are pushed (`None`: pull only).
+    pub merchant_webhooks: Option<Arc<crate::outbox::config::MerchantWebhooks>>,
 }

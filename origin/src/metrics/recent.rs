@@ -30,3 +30,10 @@ impl RecentCalls {
         calls.remove(guard).unwrap_or_default()
     }
 }
+
+impl super::Metrics {
+    /// `guard`'s call durations since the last time they were taken.
+    pub fn take_recent_calls(&self, guard: &'static str) -> crate::policy::history::Latencies {
+        self.recent_calls.take(guard)
+    }
+}

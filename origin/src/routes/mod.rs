@@ -17,6 +17,7 @@ pub mod console;
 pub mod credentials;
 pub mod events;
 mod gate;
+pub mod outbox;
 mod outcome;
 pub mod payments;
 pub mod reconciliations;
@@ -103,6 +104,10 @@ pub fn admin_app(state: AppState) -> Router {
         )
         .route("/admin/events/{event_id}", get(events::get_event))
         .route("/admin/history", get(console::history))
+        .route("/admin/webhooks", get(outbox::webhooks))
+        .route("/admin/webhooks/enable", post(outbox::enable))
+        .route("/admin/webhooks/{id}/redeliver", post(outbox::redeliver))
+        .route("/admin/payment-events", get(outbox::payment_events))
         .route("/admin/events/{event_id}/draw", get(rooms::draw_list))
         .route(
             "/admin/events/{event_id}/{action}",

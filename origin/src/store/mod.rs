@@ -10,6 +10,8 @@ mod events;
 mod idempotency;
 mod nonces;
 mod open;
+pub mod outbox;
+mod outbox_sql;
 mod payment_keys;
 mod payments;
 pub mod postgres;
@@ -27,6 +29,7 @@ use async_trait::async_trait;
 use rules::sliding_window::Rate;
 
 pub use self::open::{open, without_password, Backend};
+pub use self::outbox::{AttemptFailed, Backlog, Outbox, OutboxEvent};
 pub use self::types::*;
 use crate::policy::recovery::Decision;
 use crate::policy::settlement::period::Period;
@@ -34,7 +37,7 @@ use crate::policy::settlement::queue::{Item, ItemStatus, Resolution};
 use crate::policy::settlement::reconcile::Finding;
 
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: Outbox + Send + Sync + 'static {
     /// TX 1: inserts the payment as PENDING and commits. For an event with stock, it
     /// reserves a unit in the same statement or transaction: `SoldOut` when none is
     /// left, `WrongAmount` when the amount is not the event's price.

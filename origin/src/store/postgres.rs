@@ -62,6 +62,10 @@ impl Dialect for Postgres {
     // payment twice (a row leased meanwhile no longer matches, as the lock re-reads it).
     const CLAIM_LOCK: &'static str = "FOR UPDATE SKIP LOCKED";
 
+    // One publisher at a time, to its commit: the places it gives follow the last
+    // committed one's (the key is the outbox's own, "pevents" in ASCII).
+    const PUBLISH_LOCK: &'static str = "SELECT pg_advisory_xact_lock(31636756573877363)";
+
     fn shared_budget(pool: &sqlx::Pool<Self>) -> Option<std::sync::Arc<dyn SharedBudget>> {
         Some(PostgresBudget::of(pool))
     }

@@ -40,7 +40,7 @@ impl<DB: Database> Clone for SqlStore<DB> {
 
 impl<DB: Database> SqlStore<DB> {
     /// The queries written once for both databases, on this pool.
-    fn sql(&self) -> Sql<'_, DB> {
+    pub(super) fn sql(&self) -> Sql<'_, DB> {
         Sql {
             pool: &self.pool,
             cipher: &self.cipher,
@@ -57,6 +57,10 @@ pub trait Dialect: Database {
     /// What locks the payments a recovery claim chooses, so that concurrent claims
     /// never take one payment twice (nothing where one writer runs at a time).
     const CLAIM_LOCK: &'static str;
+
+    /// What keeps the outbox's publishers apart, taken in the publishing transaction
+    /// (nothing where one writer runs at a time).
+    const PUBLISH_LOCK: &'static str;
 
     /// See [`Store::upsert_event`]: no unit is taken while the stock changes.
     async fn upsert_event(

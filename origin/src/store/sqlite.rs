@@ -56,6 +56,9 @@ impl Dialect for Sqlite {
     // take the same payment.
     const CLAIM_LOCK: &'static str = "";
 
+    // And publishes the outbox under it too.
+    const PUBLISH_LOCK: &'static str = "";
+
     // One instance per SQLite file: its limiter counts in memory.
     fn shared_budget(_: &sqlx::Pool<Self>) -> Option<std::sync::Arc<dyn SharedBudget>> {
         None

@@ -118,6 +118,7 @@ impl Origin {
             edge_calls: edge.map(Arc::new),
             gated_events: Arc::default(),
             history: Arc::new(origin::history::History::new(now_ms())),
+            merchant_webhooks: None,
         };
         let history = origin::history::Sources {
             history: state.history.clone(),

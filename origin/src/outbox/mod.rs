@@ -1,0 +1,232 @@
+//! Every outcome reaches the merchant: the outbox's events (`store/outbox.rs`, written
+//! by trigger in the same transaction as each change) delivered as signed webhooks
+//! (Standard Webhooks, `signature.rs`) to `MERCHANT_WEBHOOK_URL` (`config.rs`).
+//!
+//! - **At least once, in order per order.** The loop publishes what was committed,
+//!   claims the heads of the orders' lines under a lease, and delivers each; the next
+//!   event of an order is claimable only once the one before it is acknowledged.
+//!   Different orders go out in parallel, `MERCHANT_WEBHOOK_CONCURRENCY` at most.
+//! - **Crashes.** A lease outlives the receiver's longest answer; if the process dies
+//!   mid-delivery, the event is claimed again when its lease runs out — by any instance
+//!   on the database (`FOR UPDATE SKIP LOCKED` on PostgreSQL) — and sent with the same
+//!   `webhook-id`, so the receiver can drop the repeat.
+//! - **A receiver cannot hurt us.** Its answer is bounded in time
+//!   (`MERCHANT_WEBHOOK_TIMEOUT_MS`) and its body read to [`MAX_ANSWER_BYTES`] at most;
+//!   a failure is retried with backoff and jitter for 3 days (`policy::delivery`), then
+//!   kept as a dead letter; 410 Gone disables the endpoint until an operator enables it.
+//!   Delivery runs beside the payments, on its own connections and tasks.
+
+pub mod config;
+pub mod message;
+pub mod signature;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+use self::config::MerchantWebhooks;
+use crate::clock::now_ms;
+use crate::metrics::Metrics;
+use crate::policy::delivery::{verdict, Verdict};
+use crate::store::{AttemptFailed, Lease, OutboxEvent, Store};
+
+/// The most of a receiver's answer read; the rest is dropped with the connection.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// How long the loop rests when nothing is due.
+const IDLE: Duration = Duration::from_millis(50);
+/// How long it rests while the endpoint is disabled, or the database fails.
+const HELD: Duration = Duration::from_secs(1);
+/// A lease's margin over the receiver's longest answer.
+const LEASE_MARGIN_MS: i64 = 20_000;
+
+/// The delivery of the outbox's events to the merchant.
+pub struct Delivery {
+    store: Arc<dyn Store>,
+    metrics: Arc<Metrics>,
+    config: MerchantWebhooks,
+    http: reqwest::Client,
+    /// This instance's name on its leases.
+    holder: String,
+    currency: String,
+}
+
+impl Delivery {
+    pub fn new(
+        store: Arc<dyn Store>,
+        metrics: Arc<Metrics>,
+        config: MerchantWebhooks,
+        currency: &str,
+    ) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        let mut random = [0u8; 8];
+        getrandom::fill(&mut random).map_err(|err| anyhow::anyhow!("no randomness: {err}"))?;
+        Ok(Self {
+            store,
+            metrics,
+            config,
+            http,
+            holder: format!("webhooks-{}", u64::from_le_bytes(random)),
+            currency: currency.to_owned(),
+        })
+    }
+
+    /// Delivers until dropped.
+    pub async fn run(self: Arc<Self>) {
+        let slots = Arc::new(Semaphore::new(self.config.concurrency as usize));
+        loop {
+            match self.next_batch(&slots).await {
+                Ok(0) => tokio::time::sleep(IDLE).await,
+                Ok(_) => {}
+                Err(err) => {
+                    tracing::warn!(error = %err, "merchant webhooks: the outbox could not be read");
+                    tokio::time::sleep(HELD).await;
+                }
+            }
+        }
+    }
+
+    /// Publishes, claims what is due into the free slots, and starts each delivery;
+    /// how many were started.
+    async fn next_batch(
+        self: &Arc<Self>,
+        slots: &Arc<Semaphore>,
+    ) -> Result<usize, crate::store::StoreError> {
+        self.store.publish_events().await?;
+        if self
+            .store
+            .endpoint_disabled(self.config.url.as_str())
+            .await?
+            .is_some()
+        {
+            tokio::time::sleep(HELD).await;
+            return Ok(0);
+        }
+        // Wait for a slot before claiming, so nothing claimed waits out its lease.
+        drop(slots.acquire().await);
+        let free = slots.available_permits().max(1) as u32;
+        let now = now_ms();
+        let lease = Lease {
+            holder: &self.holder,
+            until_ms: now + self.config.timeout.as_millis() as i64 + LEASE_MARGIN_MS,
+        };
+        let claimed = self.store.claim_deliveries(now, lease, free).await?;
+        let started = claimed.len();
+        for event in claimed {
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                break;
+            };
+            let delivery = self.clone();
+            tokio::spawn(async move {
+                delivery.deliver(&event).await;
+                drop(slot);
+            });
+        }
+        Ok(started)
+    }
+
+    /// One attempt at `event`, and its result recorded.
+    async fn deliver(&self, event: &OutboxEvent) {
+        let id = message::message_id(event);
+        let body = message::message(event, &self.currency).to_string();
+        let timestamp = now_ms() / 1_000;
+        let signature = self.config.secrets.sign(&id, timestamp, body.as_bytes());
+        let answer = self
+            .http
+            .post(self.config.url.clone())
+            .header("content-type", "application/json")
+            .header("webhook-id", &id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(body)
+            .send()
+            .await;
+        let answer = match answer {
+            Ok(mut response) => {
+                let status = response.status().as_u16();
+                read_bounded(&mut response).await;
+                Ok(status)
+            }
+            Err(err) => Err(describe(&err)),
+        };
+        let now = now_ms();
+        let recorded = match verdict(answer) {
+            Verdict::Delivered(status) => {
+                self.metrics.webhook_attempt("delivered");
+                self.store.delivered(event.id, status, now).await
+            }
+            Verdict::Gone => {
+                self.metrics.webhook_attempt("gone");
+                tracing::error!(url = %self.config.url, "the merchant's endpoint answered 410 Gone: disabled until an operator enables it");
+                let why = "answered 410 Gone";
+                let disabled = self
+                    .store
+                    .set_endpoint_disabled(self.config.url.as_str(), Some((now, why)))
+                    .await;
+                let failed = AttemptFailed {
+                    status: Some(410),
+                    error: why,
+                    next_attempt_at: Some(now),
+                };
+                match disabled {
+                    Ok(()) => self.store.attempt_failed(event.id, &failed).await,
+                    Err(err) => Err(err),
+                }
+            }
+            Verdict::Failed { status, error } => {
+                let attempts = u32::try_from(event.attempts).unwrap_or(u32::MAX);
+                let next =
+                    self.config
+                        .schedule
+                        .next_attempt(attempts, event.occurred_at, now, jitter());
+                self.metrics
+                    .webhook_attempt(if next.is_some() { "failed" } else { "dead" });
+                if next.is_none() {
+                    tracing::error!(%id, order_id = %event.order_key, %error, "a webhook could not be delivered in time: kept as a dead letter");
+                }
+                let failed = AttemptFailed {
+                    status,
+                    error: &error,
+                    next_attempt_at: next,
+                };
+                self.store.attempt_failed(event.id, &failed).await
+            }
+        };
+        if let Err(err) = recorded {
+            tracing::warn!(%id, error = %err, "a webhook's attempt could not be recorded: it is tried again when its lease runs out");
+        }
+    }
+}
+
+/// Reads at most [`MAX_ANSWER_BYTES`] of the answer's body; the rest is never read.
+async fn read_bounded(response: &mut reqwest::Response) {
+    let mut read = 0;
+    while read < MAX_ANSWER_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => read += chunk.len(),
+            _ => break,
+        }
+    }
+}
+
+fn describe(err: &reqwest::Error) -> String {
+    if err.is_timeout() {
+        "no answer in time".to_owned()
+    } else if err.is_connect() {
+        "could not connect".to_owned()
+    } else {
+        format!("{err}")
+    }
+}
+
+/// A number in [0, 1), for the retries' jitter.
+fn jitter() -> f64 {
+    let mut random = [0u8; 8];
+    if getrandom::fill(&mut random).is_err() {
+        return 0.5;
+    }
+    (u64::from_le_bytes(random) >> 11) as f64 / (1u64 << 53) as f64
+}

@@ -1,0 +1,233 @@
+//! The outbox's queries, written once for both databases (`outbox.rs` says what they
+//! keep true).
+
+use sqlx::Row;
+
+use super::outbox::{AttemptFailed, Backlog, OutboxEvent};
+use super::sql::{sql_bounds, Written as _};
+use super::{Lease, StoreError};
+
+const EVENT_COLUMNS: &str = "id, position, order_key, type, payment_id, status, amount, \
+     event_id, failure_reason, flag, finding, external_amount, occurred_at, delivery, \
+     attempts, last_status, last_error, last_attempt_at, delivered_at";
+
+/// Events given a place in one publishing pass, at most.
+const PUBLISH_BATCH: i64 = 10_000;
+
+fn event_from_row<R: Row>(row: &R) -> Result<OutboxEvent, StoreError>
+where
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    Ok(OutboxEvent {
+        id: row.try_get("id")?,
+        position: row.try_get("position")?,
+        order_key: row.try_get("order_key")?,
+        kind: row.try_get("type")?,
+        payment_id: row.try_get("payment_id")?,
+        status: row.try_get("status")?,
+        amount: row.try_get("amount")?,
+        event_id: row.try_get("event_id")?,
+        failure_reason: row.try_get("failure_reason")?,
+        flag: row.try_get("flag")?,
+        finding: row.try_get("finding")?,
+        external_amount: row.try_get("external_amount")?,
+        occurred_at: row.try_get("occurred_at")?,
+        delivery: row.try_get("delivery")?,
+        attempts: row.try_get("attempts")?,
+        last_status: row.try_get("last_status")?,
+        last_error: row.try_get("last_error")?,
+        last_attempt_at: row.try_get("last_attempt_at")?,
+        delivered_at: row.try_get("delivered_at")?,
+    })
+}
+
+sql_bounds! {
+    /// Gives the committed events without a place theirs, in id order, after the last
+    /// place given; `lock` keeps publishers apart where several write at once.
+    pub(super) async fn publish_events(&self, lock: &str) -> Result<u64, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        if !lock.is_empty() {
+            sqlx::query(lock).execute(&mut *tx).await?;
+        }
+        let published = sqlx::query(
+            "UPDATE payment_events SET position = placed.position FROM (\
+               SELECT ranked.id, ranked.n + top.last AS position FROM (\
+                 SELECT id, row_number() OVER (ORDER BY id) AS n FROM payment_events \
+                 WHERE position IS NULL ORDER BY id LIMIT $1) AS ranked \
+               CROSS JOIN (SELECT COALESCE(MAX(position), 0) AS last FROM payment_events) AS top\
+             ) AS placed WHERE payment_events.id = placed.id",
+        )
+        .bind(PUBLISH_BATCH)
+        .execute(&mut *tx)
+        .await?
+        .rows();
+        tx.commit().await?;
+        Ok(published)
+    }
+
+    /// Claims up to `limit` events due for delivery, each the head of its order's line,
+    /// under `lease`; `lock` keeps concurrent claims apart ([`Dialect::CLAIM_LOCK`]).
+    ///
+    /// [`Dialect::CLAIM_LOCK`]: super::sql_store::Dialect::CLAIM_LOCK
+    pub(super) async fn claim_deliveries(
+        &self,
+        lock: &str,
+        now_ms: i64,
+        lease: Lease<'_>,
+        limit: u32,
+    ) -> Result<Vec<OutboxEvent>, StoreError> {
+        let sql = format!(
+            "UPDATE payment_events SET lease_until = $1, lease_holder = $2, \
+             attempts = attempts + 1, last_attempt_at = $3 \
+             WHERE id IN (\
+               SELECT e.id FROM payment_events e \
+               WHERE e.delivery = 'PENDING' AND e.position IS NOT NULL \
+               AND e.next_attempt_at <= $3 AND e.lease_until <= $3 \
+               AND NOT EXISTS (SELECT 1 FROM payment_events p \
+                 WHERE p.order_key = e.order_key AND p.position < e.position \
+                 AND p.delivery <> 'DELIVERED') \
+               ORDER BY e.position LIMIT $4 {lock}) \
+             RETURNING {EVENT_COLUMNS}"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(lease.until_ms)
+            .bind(lease.holder)
+            .bind(now_ms)
+            .bind(i64::from(limit))
+            .fetch_all(self.pool)
+            .await?;
+        let mut events = rows.iter().map(event_from_row).collect::<Result<Vec<_>, _>>()?;
+        events.sort_by_key(|event| event.position);
+        Ok(events)
+    }
+
+    /// The receiver acknowledged the event (`status`, 2xx).
+    pub(super) async fn delivered(&self, id: i64, status: u16, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE payment_events SET delivery = 'DELIVERED', delivered_at = $2, \
+             lease_until = 0, last_status = $3 WHERE id = $1 AND delivery = 'PENDING'",
+        )
+        .bind(id)
+        .bind(now_ms)
+        .bind(i64::from(status))
+        .execute(self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// An attempt that did not deliver: tried again later, or dead.
+    pub(super) async fn attempt_failed(&self, id: i64, failed: &AttemptFailed<'_>) -> Result<(), StoreError> {
+        let (delivery, next) = match failed.next_attempt_at {
+            Some(at) => ("PENDING", at),
+            None => ("DEAD", 0),
+        };
+        sqlx::query(
+            "UPDATE payment_events SET delivery = $2, next_attempt_at = $3, lease_until = 0, \
+             last_status = $4, last_error = $5 WHERE id = $1 AND delivery = 'PENDING'",
+        )
+        .bind(id)
+        .bind(delivery)
+        .bind(next)
+        .bind(failed.status.map(i64::from))
+        .bind(failed.error)
+        .execute(self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// A dead letter sent again from now on; false when `id` is no dead letter.
+    pub(super) async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE payment_events SET delivery = 'PENDING', next_attempt_at = $2, \
+             attempts = 0, lease_until = 0 WHERE id = $1 AND delivery = 'DEAD'",
+        )
+        .bind(id)
+        .bind(now_ms)
+        .execute(self.pool)
+        .await?;
+        Ok(done.rows() == 1)
+    }
+
+    /// The published events after `after` (a position), at most `limit`, in order.
+    pub(super) async fn payment_events(&self, after: i64, limit: u32) -> Result<Vec<OutboxEvent>, StoreError> {
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM payment_events WHERE position > $1 \
+             ORDER BY position LIMIT $2"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(self.pool)
+            .await?;
+        rows.iter().map(event_from_row).collect()
+    }
+
+    /// What waits, with the latest `listed` failures and dead letters.
+    pub(super) async fn webhook_backlog(&self, listed: u32) -> Result<Backlog, StoreError> {
+        let counts = sqlx::query(
+            "SELECT COALESCE(SUM(CASE WHEN delivery = 'PENDING' THEN 1 ELSE 0 END), 0) AS pending, \
+             MIN(CASE WHEN delivery = 'PENDING' THEN occurred_at END) AS oldest_at, \
+             COALESCE(SUM(CASE WHEN delivery = 'DEAD' THEN 1 ELSE 0 END), 0) AS dead \
+             FROM payment_events WHERE delivery <> 'DELIVERED'",
+        )
+        .fetch_one(self.pool)
+        .await?;
+        let list = |condition: &str| {
+            format!(
+                "SELECT {EVENT_COLUMNS} FROM payment_events WHERE {condition} \
+                 ORDER BY last_attempt_at DESC, id DESC LIMIT $1"
+            )
+        };
+        let failing = sqlx::query(&list("delivery = 'PENDING' AND last_error IS NOT NULL"))
+            .bind(i64::from(listed))
+            .fetch_all(self.pool)
+            .await?;
+        let dead = sqlx::query(&list("delivery = 'DEAD'"))
+            .bind(i64::from(listed))
+            .fetch_all(self.pool)
+            .await?;
+        Ok(Backlog {
+            pending: counts.try_get("pending")?,
+            oldest_at: counts.try_get("oldest_at")?,
+            dead: counts.try_get("dead")?,
+            failing: failing.iter().map(event_from_row).collect::<Result<_, _>>()?,
+            dead_letters: dead.iter().map(event_from_row).collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Since when, and why, the endpoint at `url` takes no delivery, if it does not.
+    pub(super) async fn endpoint_disabled(&self, url: &str) -> Result<Option<(i64, String)>, StoreError> {
+        let row = sqlx::query(
+            "SELECT disabled_at, reason FROM webhook_endpoints \
+             WHERE url = $1 AND disabled_at IS NOT NULL",
+        )
+        .bind(url)
+        .fetch_optional(self.pool)
+        .await?;
+        row.map(|row| Ok((row.try_get("disabled_at")?, row.try_get::<Option<String>, _>("reason")?.unwrap_or_default())))
+            .transpose()
+    }
+
+    /// Disables the endpoint at `url` (`Some((since, why))`), or enables it (`None`).
+    pub(super) async fn set_endpoint_disabled(
+        &self,
+        url: &str,
+        disabled: Option<(i64, &str)>,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO webhook_endpoints (url, disabled_at, reason) VALUES ($1, $2, $3) \
+             ON CONFLICT (url) DO UPDATE SET disabled_at = excluded.disabled_at, \
+             reason = excluded.reason",
+        )
+        .bind(url)
+        .bind(disabled.map(|(at, _)| at))
+        .bind(disabled.map(|(_, why)| why))
+        .execute(self.pool)
+        .await?;
+        Ok(())
+    }
+}
