@@ -20,6 +20,7 @@ pub mod config;
 pub mod message;
 pub mod signature;
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +50,10 @@ pub struct Delivery {
     /// This instance's name on its leases.
     holder: String,
     currency: String,
+    /// When this instance was answered 410 (0: not since it last saw the endpoint
+    /// enabled): what it claimed meanwhile is put back unsent. The database tells the
+    /// other instances; this is what a claim made just before it learned is checked by.
+    gone_at: AtomicI64,
 }
 
 impl Delivery {
@@ -71,6 +76,7 @@ impl Delivery {
             http,
             holder: format!("webhooks-{}", u64::from_le_bytes(random)),
             currency: currency.to_owned(),
+            gone_at: AtomicI64::new(0),
         })
     }
 
@@ -96,12 +102,20 @@ impl Delivery {
         slots: &Arc<Semaphore>,
     ) -> Result<usize, crate::store::StoreError> {
         self.store.publish_events().await?;
-        if self
+        let checked_at = now_ms();
+        let disabled = self
             .store
             .endpoint_disabled(self.config.url.as_str())
             .await?
-            .is_some()
-        {
+            .is_some();
+        let gone_at = self.gone_at.load(Ordering::SeqCst);
+        if !disabled && gone_at != 0 && gone_at < checked_at {
+            // Enabled since this instance was answered 410 (unless it was answered again).
+            let _ = self
+                .gone_at
+                .compare_exchange(gone_at, 0, Ordering::SeqCst, Ordering::SeqCst);
+        }
+        if disabled {
             tokio::time::sleep(HELD).await;
             return Ok(0);
         }
@@ -131,6 +145,17 @@ impl Delivery {
     /// One attempt at `event`, and its result recorded.
     async fn deliver(&self, event: &OutboxEvent) {
         let id = message::message_id(event);
+        if self.gone_at.load(Ordering::SeqCst) != 0 {
+            let held = AttemptFailed {
+                status: None,
+                error: "not sent: the endpoint is disabled",
+                next_attempt_at: Some(now_ms()),
+            };
+            if let Err(err) = self.store.attempt_failed(event.id, &held).await {
+                tracing::warn!(%id, error = %err, "a webhook held back could not be put back: it is tried again when its lease runs out");
+            }
+            return;
+        }
         let body = message::message(event, &self.currency).to_string();
         let timestamp = now_ms() / 1_000;
         let signature = self.config.secrets.sign(&id, timestamp, body.as_bytes());
@@ -172,7 +197,11 @@ impl Delivery {
                     next_attempt_at: Some(now),
                 };
                 match disabled {
-                    Ok(()) => self.store.attempt_failed(event.id, &failed).await,
+                    Ok(()) => {
+                        // Known disabled from now on, before the event is claimable again.
+                        self.gone_at.store(now_ms().max(1), Ordering::SeqCst);
+                        self.store.attempt_failed(event.id, &failed).await
+                    }
                     Err(err) => Err(err),
                 }
             }

@@ -68,7 +68,31 @@ impl Origin {
         requests: u32,
         logins: u32,
     ) -> Self {
-        Self::build(gateway_url, guard, requests, logins, None).await
+        Self::build(gateway_url, guard, (requests, logins), None, None).await
+    }
+
+    /// An origin delivering its outbox to the merchant as `webhooks` says.
+    pub async fn with_merchant_webhooks(
+        gateway_url: &str,
+        webhooks: origin::outbox::config::MerchantWebhooks,
+    ) -> Self {
+        let origin = Self::build(
+            gateway_url,
+            GuardConfig::default(),
+            (64, 64),
+            None,
+            Some(webhooks.clone()),
+        )
+        .await;
+        let delivery = origin::outbox::Delivery::new(
+            origin.store.clone(),
+            Arc::new(Metrics::default()),
+            webhooks,
+            "KRW",
+        )
+        .unwrap();
+        tokio::spawn(Arc::new(delivery).run());
+        origin
     }
 
     /// An origin that tells the edge at `edge_url` of the drops' rooms.
@@ -77,15 +101,23 @@ impl Origin {
             url: edge_url.to_owned(),
             secret: SECRET.to_vec(),
         };
-        Self::build(gateway_url, GuardConfig::default(), 64, 64, Some(edge)).await
+        Self::build(
+            gateway_url,
+            GuardConfig::default(),
+            (64, 64),
+            Some(edge),
+            None,
+        )
+        .await
     }
 
+    /// `capacities`: the API requests and the credential checks handled at once.
     async fn build(
         gateway_url: &str,
         guard: GuardConfig,
-        requests: u32,
-        logins: u32,
+        (requests, logins): (u32, u32),
         edge: Option<origin::edge::Edge>,
+        merchant: Option<origin::outbox::config::MerchantWebhooks>,
     ) -> Self {
         let db = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", db.path().join("origin.sqlite3").display());
@@ -118,7 +150,7 @@ impl Origin {
             edge_calls: edge.map(Arc::new),
             gated_events: Arc::default(),
             history: Arc::new(origin::history::History::new(now_ms())),
-            merchant_webhooks: None,
+            merchant_webhooks: merchant.map(Arc::new),
         };
         let history = origin::history::Sources {
             history: state.history.clone(),
