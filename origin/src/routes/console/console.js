@@ -1,6 +1,6 @@
 "use strict";
 // The console's frame: signing in, the calls to the operator routes, the PG guard, the
-// reconciliation exceptions, UNKNOWN payments and the events; the live refresh of the
+// merchant's webhooks, the reconciliation exceptions, UNKNOWN payments and the events; the live refresh of the
 // drops, the guard and the charts every few seconds. Tables with inputs in them (the
 // exceptions) are redrawn only on "Refresh" or after an action, never under the
 // operator's typing.
@@ -136,6 +136,39 @@ function showGuardCharts(history) {
     : "The last 15 minutes, sampled every 5 s by this origin instance.";
 }
 
+// A dead letter's "send again" button.
+function redeliverer(event) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = "Send again";
+  button.setAttribute("aria-label", `Send ${event.id} (${event.type} of ${event.data.orderId}) again`);
+  button.addEventListener("click", async () => {
+    try {
+      await api("POST", `/admin/webhooks/${encodeURIComponent(event.id)}/redeliver`);
+      note(`${event.id} is being sent again.`);
+      await load();
+    } catch (err) { say(err.message); }
+  });
+  return button;
+}
+
+// The merchant's webhooks: the endpoint, what waits, what fails, the dead letters.
+function showWebhooks(hooks) {
+  const endpoint = hooks.endpoint;
+  const age = hooks.oldestAgeMs == null ? "" : `; the oldest happened ${Math.round(hooks.oldestAgeMs / 1000)} s ago`;
+  $("webhooks-pending").textContent = count(hooks.pending);
+  $("webhooks-endpoint").textContent = endpoint == null
+    ? "No endpoint is set (MERCHANT_WEBHOOK_URL): the events are kept for GET /admin/payment-events."
+    : endpoint.disabled
+      ? `${endpoint.url} is disabled since ${moment(endpoint.disabled.since)} (${endpoint.disabled.reason}): nothing is sent until it is enabled${age}.`
+      : `Delivering to ${endpoint.url}${age}. ${count(hooks.dead)} dead letters.`;
+  $("webhooks-enable").hidden = !(endpoint && endpoint.disabled);
+  $("webhooks-failing").replaceChildren(...hooks.failing.map((e) =>
+    row([e.id, e.type, e.data.orderId, e.delivery.attempts, e.delivery.lastError, moment(e.delivery.lastAttemptAt)])));
+  $("webhooks-dead").replaceChildren(...hooks.deadLetters.map((e) =>
+    row([e.id, e.type, e.data.orderId, e.delivery.lastError, redeliverer(e)])));
+}
+
 // What changes by the second: the drops, the guard and the charts.
 async function refreshLive() {
   const [events, guard, history] = await Promise.all([
@@ -169,11 +202,13 @@ function stopLive() {
 
 async function load() {
   say("");
-  const [items, unknown] = await Promise.all([
+  const [items, unknown, hooks] = await Promise.all([
     api("GET", "/admin/reconciliations?status=PENDING"),
     api("GET", "/admin/payments?status=UNKNOWN"),
+    api("GET", "/admin/webhooks"),
     refreshLive(),
   ]);
+  showWebhooks(hooks);
   $("items").replaceChildren(...items.items.map((item) =>
     row([item.orderId, item.category, money(item.internalAmount, currency), money(item.externalAmount, currency), resolver(item)])));
   $("pending-count").textContent = items.items.length;
@@ -200,6 +235,10 @@ $("live").addEventListener("click", () => {
   $("live").setAttribute("aria-pressed", String(on));
   if (on) startLive(); else stopLive();
   note(on ? "Live updates are on." : "Live updates are paused.");
+});
+$("webhooks-enable").addEventListener("click", async () => {
+  try { await api("POST", "/admin/webhooks/enable"); note("The merchant's endpoint takes deliveries again."); await load(); }
+  catch (err) { say(err.message); }
 });
 $("sign-out").addEventListener("click", () => { sessionStorage.removeItem(key); show(false); });
 $("recover").addEventListener("click", async () => {

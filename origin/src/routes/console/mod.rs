@@ -6,8 +6,9 @@
 //!   seconds; the draw's seed and list;
 //! - charts of the last 15 minutes (`charts.js`, inline SVG) from `GET /admin/history`;
 //! - the PG guard — its breaker controls, its concurrency limit and its refusals — the
-//!   reconciliation exceptions (resolve with a note), UNKNOWN and flagged payments (run
-//!   recovery now) (`console.js`);
+//!   merchant's webhooks (the endpoint, the backlog, failures, dead letters sent again),
+//!   the reconciliation exceptions (resolve with a note), UNKNOWN and flagged payments
+//!   (run recovery now) (`console.js`);
 //! - amounts in the event's currency and times in the operator's time zone, named
 //!   (`format.js`).
 //!
