@@ -5,7 +5,7 @@ run:
 	scripts/run
 
 test:
-	scripts/bootstrap --browser --postgres --promtool --stripe
+	scripts/bootstrap --browser --postgres --promtool --stripe --webhooks
 	scripts/build-edge
 	cargo build --quiet -p origin -p gateway-sim
 	cargo fmt --all -- --check

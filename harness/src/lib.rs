@@ -4,16 +4,20 @@
 //!
 //! - [`services`]: named child processes in process groups, their logs, health waits,
 //!   `kill -9`.
-//! - [`ports`]: loopback ports and sockets for them.
+//! - [`ports`]: loopback ports and sockets for them, and ports held while their
+//!   service is down.
 //! - [`workerd`]: a Worker build under `workerd serve`.
 //! - [`postgres`]: a throwaway PostgreSQL server.
 //! - [`localstripe`]: a throwaway localstripe, the fake Stripe.
+//! - [`merchant`]: a merchant's webhook endpoint that verifies every delivery with the
+//!   `standardwebhooks` library from PyPI, and misbehaves when told.
 //! - [`signed`]: requests to the origin signed as the edge signs them.
 //! - [`origin`]: the origin's operator commands.
 //! - [`eventually`]: waiting for a condition in another process.
 
 pub mod eventually;
 pub mod localstripe;
+pub mod merchant;
 pub mod origin;
 pub mod ports;
 pub mod postgres;
