@@ -14,6 +14,7 @@ pub mod agreement;
 pub mod calls;
 mod edge;
 pub mod gate;
+pub mod merchant;
 mod origin_cli;
 pub mod room;
 pub mod toss;
