@@ -330,6 +330,12 @@ impl System {
         self.services.killer(name).expect("a service")
     }
 
+    /// The process id of service `name` while it runs (`origin`, `gateway-sim`, …): to
+    /// read its memory from `/proc`.
+    pub fn pid(&self, name: &str) -> Option<u32> {
+        self.services.pid(name)
+    }
+
     /// What service `name` has logged so far.
     pub fn log(&self, name: &str) -> String {
         self.services.log(name)
