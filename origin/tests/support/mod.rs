@@ -44,7 +44,17 @@ pub struct Origin {
     pub store: Arc<SqliteStore>,
     /// What the console's history samples, to take a sample when a test says.
     pub history: origin::history::Sources,
+    /// The delivery of the outbox to the merchant, where one runs: stopped on drop.
+    delivery: Option<tokio::task::JoinHandle<()>>,
     _db: tempfile::TempDir,
+}
+
+impl Drop for Origin {
+    fn drop(&mut self) {
+        if let Some(delivery) = &self.delivery {
+            delivery.abort();
+        }
+    }
 }
 
 impl Origin {
@@ -76,7 +86,7 @@ impl Origin {
         gateway_url: &str,
         webhooks: origin::outbox::config::MerchantWebhooks,
     ) -> Self {
-        let origin = Self::build(
+        let mut origin = Self::build(
             gateway_url,
             GuardConfig::default(),
             (64, 64),
@@ -91,7 +101,7 @@ impl Origin {
             "KRW",
         )
         .unwrap();
-        tokio::spawn(Arc::new(delivery).run());
+        origin.delivery = Some(tokio::spawn(Arc::new(delivery).run()));
         origin
     }
 
@@ -161,6 +171,7 @@ impl Origin {
         };
         Self {
             history,
+            delivery: None,
             router: app(state.clone()),
             admin: admin_app(state),
             metrics: metrics_app(metrics),

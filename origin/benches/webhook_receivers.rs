@@ -1,0 +1,147 @@
+//! What a misbehaving merchant costs the payments: a confirm's latency (through the
+//! origin's router, the simulator on loopback as the PG, SQLite) while the outbox is
+//! delivered to a receiver that acknowledges, answers 500, hangs past the timeout,
+//! answers 200 with a 100 MB body, or answers 410 — beside an origin that pushes
+//! nothing. The retries wait as by default, and for one 500 variant 10 to 100 ms. Each
+//! variant runs alone (its own origin and database, nothing else delivering), in turns,
+//! a round of confirms each, so the machine's noise falls on all of them alike.
+//!
+//! `cargo bench -p origin --bench webhook_receivers`
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::routing::post;
+use axum::Router;
+use origin::outbox::config::MerchantWebhooks;
+use origin::outbox::signature::Secrets;
+use origin::policy::delivery::Schedule;
+use support::{serve, signed, simulator, Origin};
+
+const ROUNDS: usize = 8;
+const PER_ROUND: usize = 50;
+/// Confirms a fresh origin makes before its round is timed.
+const WARM_UP: usize = 5;
+
+/// A receiver that answers as `kind` says.
+fn receiver(kind: &'static str) -> Router {
+    Router::new().route(
+        "/hooks",
+        post(move || async move {
+            match kind {
+                "ok" => (StatusCode::NO_CONTENT, Body::empty()),
+                "500" | "500, retried every 10–100 ms" => {
+                    (StatusCode::INTERNAL_SERVER_ERROR, Body::empty())
+                }
+                "410" => (StatusCode::GONE, Body::empty()),
+                "hang" => {
+                    tokio::time::sleep(Duration::from_secs(3_600)).await;
+                    (StatusCode::NO_CONTENT, Body::empty())
+                }
+                _ => {
+                    let chunks = futures_util::stream::iter(
+                        (0..100).map(|_| Ok::<_, std::io::Error>(vec![b'x'; 1 << 20])),
+                    );
+                    (StatusCode::OK, Body::from_stream(chunks))
+                }
+            }
+        }),
+    )
+}
+
+async fn origin_for(kind: &'static str, gateway: &str) -> Origin {
+    if kind == "none" {
+        return Origin::with_gateway(gateway, Duration::from_secs(3)).await;
+    }
+    let url = serve(receiver(kind)).await;
+    let webhooks = MerchantWebhooks {
+        url: format!("{url}/hooks").parse().expect("a URL"),
+        secrets: Secrets::parse("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").expect("a secret"),
+        concurrency: 32,
+        timeout: Duration::from_secs(10),
+        // The defaults (5 s, doubling); or tried again at once and often, the worst a
+        // failing receiver can make of it.
+        schedule: if kind.contains("every") {
+            Schedule {
+                first_ms: 10,
+                max_ms: 100,
+                give_up_after_ms: 3_600_000,
+            }
+        } else {
+            Schedule::default()
+        },
+    };
+    Origin::with_merchant_webhooks(gateway, webhooks).await
+}
+
+#[tokio::main]
+async fn main() {
+    let gateway = simulator().await;
+    let kinds = [
+        "none",
+        "ok",
+        "500",
+        "500, retried every 10–100 ms",
+        "hang",
+        "huge",
+        "410",
+    ];
+    let mut took: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
+    let mut order = 0;
+    for _ in 0..ROUNDS {
+        for (index, kind) in kinds.iter().enumerate() {
+            // One origin at a time, its own database: nothing else delivers meanwhile.
+            let origin = origin_for(kind, &gateway).await;
+            for round_trip in 0..WARM_UP + PER_ROUND {
+                order += 1;
+                let body = serde_json::json!({
+                    "orderId": format!("order-{order}"), "paymentKey": format!("pk-{order}"), "amount": 1000,
+                });
+                let key = format!("key-{order}");
+                let started = Instant::now();
+                let (status, answer) = origin
+                    .send(signed(
+                        "POST",
+                        "/payments/confirm",
+                        Some(&key),
+                        &body.to_string(),
+                    ))
+                    .await;
+                if round_trip >= WARM_UP {
+                    took[index].push(started.elapsed().as_secs_f64() * 1_000.0);
+                }
+                assert_eq!(status, StatusCode::CREATED, "{answer}");
+            }
+        }
+    }
+    println!("| receiver | confirms | p50 ms | p95 ms | p99 ms | p50 × no webhooks | p99 × no webhooks |");
+    println!("|---|---|---|---|---|---|---|");
+    let base = took[0].clone();
+    let (base50, base99) = (
+        quantile(&mut base.clone(), 0.5),
+        quantile(&mut base.clone(), 0.99),
+    );
+    for (kind, times) in kinds.iter().zip(took.iter_mut()) {
+        let (p50, p95, p99) = (
+            quantile(times, 0.5),
+            quantile(times, 0.95),
+            quantile(times, 0.99),
+        );
+        println!(
+            "| {kind} | {} | {p50:.2} | {p95:.2} | {p99:.2} | {:.2} | {:.2} |",
+            times.len(),
+            p50 / base50,
+            p99 / base99
+        );
+    }
+}
+
+fn quantile(values: &mut [f64], q: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let at = ((values.len() as f64 * q).ceil() as usize).clamp(1, values.len()) - 1;
+    values[at]
+}
