@@ -39,7 +39,7 @@ fn the_alert_rules_check_and_their_unit_tests_pass() {
         .lines()
         .filter_map(|line| line.trim().strip_prefix("- alert: "))
         .collect();
-    assert_eq!(alerts.len(), 12, "{alerts:?}");
+    assert_eq!(alerts.len(), 14, "{alerts:?}");
     assert_eq!(rules.matches("runbook:").count(), alerts.len());
     for alert in alerts {
         assert!(
