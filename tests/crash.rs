@@ -14,7 +14,7 @@ use harness::services::Killer;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::agreement::{agree, charges, settled};
-use support::{order_body, System};
+use support::{confirms, order_body, System};
 
 async fn run_recovery(system: &System) -> Value {
     system.run_recovery_at(&system.origin).await
@@ -120,31 +120,15 @@ async fn confirms_with_a_kill(
     system.set_faults(faults).await;
     let orders: Vec<String> = (0..300).map(|n| format!("order-{n}")).collect();
     let answered_so_far = AtomicUsize::new(0);
-    let answered_so_far = &answered_so_far;
-    let sent = futures_util::future::join_all(orders.iter().enumerate().map(|(n, order_id)| {
-        let target = &targets[n % targets.len()];
-        async move {
-            tokio::time::sleep(Duration::from_millis(n as u64 * 5)).await;
-            let key = format!("key-{order_id}");
-            let mut body: Value = serde_json::from_str(&order_body(order_id)).expect("JSON");
-            if let Some(event_id) = event_id {
-                body["eventId"] = json!(event_id);
-            }
-            let body = body.to_string();
-            // A payment exists once the origin answers 201 or 202; a 409 (sold out)
-            // or a 503 (shed) made none.
-            let made = system
-                .try_confirm_at(target, "user-1", Some(&key), &body)
-                .await
-                .is_ok_and(|answer| {
-                    matches!(answer.status(), StatusCode::CREATED | StatusCode::ACCEPTED)
-                });
-            if made {
-                answered_so_far.fetch_add(1, Ordering::SeqCst);
-            }
-            made
+    let body = |order_id: &str| {
+        let mut body: Value = serde_json::from_str(&order_body(order_id)).expect("JSON");
+        if let Some(event_id) = event_id {
+            body["eventId"] = json!(event_id);
         }
-    }));
+        body.to_string()
+    };
+    let gap = Duration::from_millis(5);
+    let sent = confirms::paced(system, &orders, targets, gap, &body, &answered_so_far);
     let kill = async {
         // Mid-flight whatever the machine's pace: once a few are answered.
         while answered_so_far.load(Ordering::SeqCst) < 10 {
@@ -152,13 +136,7 @@ async fn confirms_with_a_kill(
         }
         victim.kill();
     };
-    let (answers, ()) = tokio::join!(sent, kill);
-    let answered: BTreeSet<String> = answers
-        .iter()
-        .zip(&orders)
-        .filter(|(made, _)| **made)
-        .map(|(_, order_id)| order_id.clone())
-        .collect();
+    let (answered, ()) = tokio::join!(sent, kill);
     assert!(
         !answered.is_empty() && answered.len() < orders.len(),
         "the kill landed mid-flight: {} answered",

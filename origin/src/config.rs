@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use rules::rate_limit::parse_rate;
@@ -134,15 +135,8 @@ impl OriginConfig {
             });
         }
         let number = |name: &'static str, default: u64, min: u64, max: u64| {
-            let value = get(name).unwrap_or_else(|| default.to_string());
-            value
-                .parse::<u64>()
-                .ok()
-                .filter(|n| (min..=max).contains(n))
-                .ok_or(ConfigError::Invalid {
-                    name,
-                    problem: format!("`{value}` is not a whole number from {min} to {max}"),
-                })
+            whole_number(get(name), name, default, min..=max)
+                .map_err(|(name, problem)| ConfigError::Invalid { name, problem })
         };
         let millis = |name: &'static str, default: u64, min: u64| {
             number(name, default, min, 24 * 3_600_000).map(Duration::from_millis)
@@ -237,6 +231,28 @@ impl OriginConfig {
             },
         })
     }
+}
+
+/// The variable `name`'s `value`, a whole number in `range`; `default` when unset.
+/// The error names the variable and says what was expected.
+pub fn whole_number(
+    value: Option<String>,
+    name: &'static str,
+    default: u64,
+    range: RangeInclusive<u64>,
+) -> Result<u64, (&'static str, String)> {
+    let value = value.unwrap_or_else(|| default.to_string());
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| {
+            let (min, max) = range.into_inner();
+            (
+                name,
+                format!("`{value}` is not a whole number from {min} to {max}"),
+            )
+        })
 }
 
 fn flag(value: Option<String>, name: &'static str, default: bool) -> Result<bool, ConfigError> {

@@ -38,13 +38,14 @@ pub fn settled(held: &BTreeMap<String, Value>, at_least: usize) -> Result<(), St
 pub async fn agree(system: &System, base: &str, orders: &[String], answered: &BTreeSet<String>) {
     let held = system.payments_at(base).await;
     let charged = charges(system).await;
-    let failed: Vec<_> = held
-        .values()
-        .filter(|p| p["status"] == "FAILED")
-        .map(|p| p["failureReason"].as_str().unwrap_or("-").to_owned())
-        .collect();
+    let mut failed: BTreeMap<&str, usize> = BTreeMap::new();
+    for payment in held.values().filter(|p| p["status"] == "FAILED") {
+        *failed
+            .entry(payment["failureReason"].as_str().unwrap_or("-"))
+            .or_default() += 1;
+    }
     eprintln!(
-        "sent {}, answered before the kill {}, held {}, approved {}, failed {failed:?}",
+        "sent {}, answered with a payment {}, held {}, approved {}, failed by reason {failed:?}",
         orders.len(),
         answered.len(),
         held.len(),

@@ -12,6 +12,7 @@
 pub mod accounts;
 pub mod agreement;
 pub mod calls;
+pub mod confirms;
 mod edge;
 pub mod gate;
 pub mod merchant;

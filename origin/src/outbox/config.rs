@@ -9,6 +9,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use super::signature::Secrets;
+use crate::config::whole_number;
 use crate::policy::delivery::Schedule;
 
 #[derive(Clone)]
@@ -39,15 +40,7 @@ impl MerchantWebhooks {
         let secrets =
             Secrets::parse(&secret).map_err(|problem| ("MERCHANT_WEBHOOK_SECRET", problem))?;
         let number = |name: &'static str, default: u64, min: u64, max: u64| {
-            let value = get(name).unwrap_or_else(|| default.to_string());
-            value
-                .parse::<u64>()
-                .ok()
-                .filter(|n| (min..=max).contains(n))
-                .ok_or((
-                    name,
-                    format!("`{value}` is not a whole number from {min} to {max}"),
-                ))
+            whole_number(get(name), name, default, min..=max)
         };
         let defaults = Schedule::default();
         let schedule = Schedule {
