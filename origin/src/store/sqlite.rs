@@ -144,7 +144,7 @@ impl Dialect for Sqlite {
     }
 }
 
-/// The store's behaviour is tested on both stores in `tests/store.rs`; here only what
+/// The store's behaviour is tested on both stores in `tests/store/`; here only what
 /// is SQLite's own.
 #[cfg(test)]
 mod tests {

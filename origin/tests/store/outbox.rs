@@ -1,0 +1,182 @@
+//! The outbox on both stores: every change writes its event, published in order, and
+//! each order's events delivered one at a time, dead letters redelivered, endpoints disabled.
+
+use origin::policy::settlement::reconcile::Category;
+use origin::store::{AttemptFailed, Lease, Outcome, Store};
+
+use crate::payments::new_payment;
+use crate::settlement::{finding, period};
+
+on_both_stores!(every_change_writes_its_event_and_each_order_is_delivered_in_order);
+
+async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(store: &dyn Store) {
+    let lease = |until_ms| Lease {
+        holder: "test",
+        until_ms,
+    };
+    let a = store
+        .insert_pending(new_payment("o-a"))
+        .await
+        .unwrap()
+        .payment_id;
+    let b = store
+        .insert_pending(new_payment("o-b"))
+        .await
+        .unwrap()
+        .payment_id;
+    store
+        .record_outcome(
+            a,
+            Outcome::Flagged {
+                flag: "AMOUNT".into(),
+            },
+            2_000,
+        )
+        .await
+        .unwrap();
+    store
+        .record_outcome(
+            b,
+            Outcome::Failed {
+                reason: "DECLINED".into(),
+            },
+            2_001,
+        )
+        .await
+        .unwrap();
+    // A change that is no change writes nothing.
+    store
+        .record_outcome(b, Outcome::Unknown, 2_002)
+        .await
+        .unwrap();
+    let findings = [finding(
+        "o-a",
+        Category::AmountMismatch,
+        Some(1_000),
+        Some(1_500),
+    )];
+    store
+        .queue_exceptions(&findings, &period(), 3_000)
+        .await
+        .unwrap();
+
+    assert!(
+        store.payment_events(0, 10).await.unwrap().is_empty(),
+        "nothing published yet"
+    );
+    assert_eq!(store.publish_events().await.unwrap(), 6);
+    assert_eq!(store.publish_events().await.unwrap(), 0);
+    let events = store.payment_events(0, 10).await.unwrap();
+    let seen: Vec<(Option<i64>, &str, &str)> = events
+        .iter()
+        .map(|e| (e.position, e.order_key.as_str(), e.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Some(1), "o-a", "payment.created"),
+            (Some(2), "o-b", "payment.created"),
+            (Some(3), "o-a", "payment.unknown"),
+            (Some(4), "o-a", "payment.flagged"),
+            (Some(5), "o-b", "payment.failed"),
+            (Some(6), "o-a", "reconciliation.finding"),
+        ]
+    );
+    assert_eq!(events[3].flag.as_deref(), Some("AMOUNT"));
+    assert_eq!(events[4].failure_reason.as_deref(), Some("DECLINED"));
+    assert_eq!(
+        (events[5].finding.as_deref(), events[5].external_amount),
+        (Some("AMOUNT_MISMATCH"), Some(1_500))
+    );
+    assert_eq!(
+        store.payment_events(4, 10).await.unwrap().len(),
+        2,
+        "paged by position"
+    );
+
+    // Only each order's head is claimed; the next once the head is delivered.
+    let heads = store
+        .claim_deliveries(10_000, lease(20_000), 10)
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = heads.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["payment.created", "payment.created"]);
+    assert!(
+        store
+            .claim_deliveries(10_000, lease(20_000), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "leased"
+    );
+    store.delivered(heads[0].id, 204, 10_001).await.unwrap();
+    let failed = AttemptFailed {
+        status: Some(500),
+        error: "answered 500",
+        next_attempt_at: None,
+    };
+    store.attempt_failed(heads[1].id, &failed).await.unwrap();
+    let next = store
+        .claim_deliveries(10_002, lease(20_000), 10)
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = next.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["payment.unknown"],
+        "o-b waits behind its dead letter"
+    );
+    let backlog = store.webhook_backlog(10).await.unwrap();
+    assert_eq!(
+        (backlog.pending, backlog.dead, backlog.oldest_at),
+        (4, 1, Some(2_000))
+    );
+    assert_eq!(backlog.dead_letters[0].id, heads[1].id);
+    assert!(store.redeliver(heads[1].id, 10_003).await.unwrap());
+    assert!(
+        !store.redeliver(heads[1].id, 10_003).await.unwrap(),
+        "no longer dead"
+    );
+    let again = store
+        .claim_deliveries(10_004, lease(20_000), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.iter().map(|e| e.id).collect::<Vec<_>>(),
+        [heads[1].id]
+    );
+    assert_eq!(again[0].attempts, 1, "counted afresh");
+
+    // A lease that ran out is claimed again, as it was.
+    let retaken = store
+        .claim_deliveries(30_000, lease(40_000), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        retaken.iter().map(|e| e.id).collect::<Vec<_>>(),
+        [heads[1].id, next[0].id]
+    );
+
+    store
+        .set_endpoint_disabled("https://shop.example/h", Some((5, "answered 410 Gone")))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .endpoint_disabled("https://shop.example/h")
+            .await
+            .unwrap(),
+        Some((5, "answered 410 Gone".to_owned()))
+    );
+    store
+        .set_endpoint_disabled("https://shop.example/h", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .endpoint_disabled("https://shop.example/h")
+            .await
+            .unwrap(),
+        None
+    );
+}
