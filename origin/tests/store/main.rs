@@ -69,3 +69,4 @@ mod payments;
 mod postgres_only;
 mod recovery;
 mod settlement;
+mod upgrade;
