@@ -158,7 +158,8 @@ pub async fn serve(
                 webhooks.clone(),
                 state.gateway.currency(),
             )?;
-            Some(tokio::spawn(Arc::new(delivery).run()))
+            let delivery = Arc::new(delivery);
+            Some((delivery.clone(), tokio::spawn(delivery.run())))
         }
         None => None,
     };
@@ -220,8 +221,11 @@ pub async fn serve(
     if let Some(probe) = probe {
         probe.abort();
     }
-    if let Some(deliver) = deliver {
+    if let Some((delivery, deliver)) = deliver {
         deliver.abort();
+        if let Err(err) = delivery.flush().await {
+            tracing::warn!(error = %err, "merchant webhooks acknowledged at the stop could not be recorded: they are delivered again after the restart");
+        }
     }
     if let Some(purge_nonces) = purge_nonces {
         purge_nonces.abort();

@@ -21,7 +21,7 @@ pub mod message;
 pub mod signature;
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
@@ -30,12 +30,15 @@ use self::config::MerchantWebhooks;
 use crate::clock::now_ms;
 use crate::metrics::Metrics;
 use crate::policy::delivery::{verdict, Verdict};
-use crate::store::{AttemptFailed, Lease, OutboxEvent, Store};
+use crate::store::{Ack, AttemptFailed, Lease, OutboxEvent, Store, StoreError};
 
 /// The most of a receiver's answer read; the rest is dropped with the connection.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// How long the loop rests when nothing is due.
 const IDLE: Duration = Duration::from_millis(50);
+/// How long it rests between passes that started deliveries: the acknowledgements
+/// that come in meanwhile are written together, in one transaction, at the next pass.
+const TICK: Duration = Duration::from_millis(10);
 /// How long it rests while the endpoint is disabled, or the database fails.
 const HELD: Duration = Duration::from_secs(1);
 /// A lease's margin over the receiver's longest answer.
@@ -54,6 +57,8 @@ pub struct Delivery {
     /// enabled): what it claimed meanwhile is put back unsent. The database tells the
     /// other instances; this is what a claim made just before it learned is checked by.
     gone_at: AtomicI64,
+    /// Acknowledgements received and not yet written.
+    acks: Mutex<Vec<Ack>>,
 }
 
 impl Delivery {
@@ -77,16 +82,17 @@ impl Delivery {
             holder: format!("webhooks-{}", u64::from_le_bytes(random)),
             currency: currency.to_owned(),
             gone_at: AtomicI64::new(0),
+            acks: Mutex::new(Vec::new()),
         })
     }
 
-    /// Delivers until dropped.
+    /// Delivers until dropped (then [`Delivery::flush`] writes what was acknowledged).
     pub async fn run(self: Arc<Self>) {
         let slots = Arc::new(Semaphore::new(self.config.concurrency as usize));
         loop {
             match self.next_batch(&slots).await {
                 Ok(0) => tokio::time::sleep(IDLE).await,
-                Ok(_) => {}
+                Ok(_) => tokio::time::sleep(TICK).await,
                 Err(err) => {
                     tracing::warn!(error = %err, "merchant webhooks: the outbox could not be read");
                     tokio::time::sleep(HELD).await;
@@ -95,12 +101,30 @@ impl Delivery {
         }
     }
 
-    /// Publishes, claims what is due into the free slots, and starts each delivery;
-    /// how many were started.
-    async fn next_batch(
-        self: &Arc<Self>,
-        slots: &Arc<Semaphore>,
-    ) -> Result<usize, crate::store::StoreError> {
+    /// Writes the acknowledgements received so far; kept for the next time if the
+    /// database fails. (Those not written when the process stops are delivered again
+    /// once their leases run out, under the same `webhook-id`.)
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        let acks = std::mem::take(&mut *self.acks());
+        if let Err(err) = self.store.delivered(&acks).await {
+            self.acks().extend(acks);
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    fn acks(&self) -> std::sync::MutexGuard<'_, Vec<Ack>> {
+        self.acks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Once a slot is free: writes the acknowledgements, publishes, claims what is due
+    /// into the free slots, and starts each delivery; how many were started.
+    async fn next_batch(self: &Arc<Self>, slots: &Arc<Semaphore>) -> Result<usize, StoreError> {
+        // Wait for a slot before claiming, so nothing claimed waits out its lease.
+        drop(slots.acquire().await);
+        self.flush().await?;
         self.store.publish_events().await?;
         let checked_at = now_ms();
         let disabled = self
@@ -119,8 +143,6 @@ impl Delivery {
             tokio::time::sleep(HELD).await;
             return Ok(0);
         }
-        // Wait for a slot before claiming, so nothing claimed waits out its lease.
-        drop(slots.acquire().await);
         let free = slots.available_permits().max(1) as u32;
         let now = now_ms();
         let lease = Lease {
@@ -181,7 +203,12 @@ impl Delivery {
         let recorded = match verdict(answer) {
             Verdict::Delivered(status) => {
                 self.metrics.webhook_attempt("delivered");
-                self.store.delivered(event.id, status, now).await
+                self.acks().push(Ack {
+                    id: event.id,
+                    status,
+                    at_ms: now,
+                });
+                Ok(())
             }
             Verdict::Gone => {
                 self.metrics.webhook_attempt("gone");

@@ -50,6 +50,14 @@ pub struct OutboxEvent {
     pub delivered_at: Option<i64>,
 }
 
+/// The receiver acknowledged event `id` with `status` (2xx) at `at_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    pub id: i64,
+    pub status: u16,
+    pub at_ms: i64,
+}
+
 /// How an attempt that did not deliver ended: tried again at `next_attempt_at`, or —
 /// without one — dead.
 #[derive(Debug, Clone)]
@@ -87,8 +95,9 @@ pub trait Outbox {
         limit: u32,
     ) -> Result<Vec<OutboxEvent>, StoreError>;
 
-    /// The receiver acknowledged event `id` with `status`.
-    async fn delivered(&self, id: i64, status: u16, now_ms: i64) -> Result<(), StoreError>;
+    /// Records the receiver's acknowledgements, all in one transaction (a write each
+    /// would take SQLite's one write lock from the payments as often).
+    async fn delivered(&self, acks: &[Ack]) -> Result<(), StoreError>;
 
     /// An attempt at event `id` did not deliver it.
     async fn attempt_failed(&self, id: i64, failed: &AttemptFailed<'_>) -> Result<(), StoreError>;
@@ -129,8 +138,8 @@ sql_bounds! {
         self.sql().claim_deliveries(DB::CLAIM_LOCK, now_ms, lease, limit).await
     }
 
-    async fn delivered(&self, id: i64, status: u16, now_ms: i64) -> Result<(), StoreError> {
-        self.sql().delivered(id, status, now_ms).await
+    async fn delivered(&self, acks: &[Ack]) -> Result<(), StoreError> {
+        self.sql().delivered(acks).await
     }
 
     async fn attempt_failed(&self, id: i64, failed: &AttemptFailed<'_>) -> Result<(), StoreError> {

@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::outbox::{AttemptFailed, Backlog, OutboxEvent};
+use super::outbox::{Ack, AttemptFailed, Backlog, OutboxEvent};
 use super::sql::{sql_bounds, Written as _};
 use super::{Lease, StoreError};
 
@@ -124,17 +124,24 @@ sql_bounds! {
         Ok(events)
     }
 
-    /// The receiver acknowledged the event (`status`, 2xx).
-    pub(super) async fn delivered(&self, id: i64, status: u16, now_ms: i64) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE payment_events SET delivery = 'DELIVERED', delivered_at = $2, \
-             lease_until = 0, last_status = $3 WHERE id = $1 AND delivery = 'PENDING'",
-        )
-        .bind(id)
-        .bind(now_ms)
-        .bind(i64::from(status))
-        .execute(self.pool)
-        .await?;
+    /// The receiver's acknowledgements, in one transaction.
+    pub(super) async fn delivered(&self, acks: &[Ack]) -> Result<(), StoreError> {
+        if acks.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool.begin().await?;
+        for ack in acks {
+            sqlx::query(
+                "UPDATE payment_events SET delivery = 'DELIVERED', delivered_at = $2, \
+                 lease_until = 0, last_status = $3 WHERE id = $1 AND delivery = 'PENDING'",
+            )
+            .bind(ack.id)
+            .bind(ack.at_ms)
+            .bind(i64::from(ack.status))
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 

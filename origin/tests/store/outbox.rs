@@ -2,7 +2,7 @@
 //! each order's events delivered one at a time, dead letters redelivered, endpoints disabled.
 
 use origin::policy::settlement::reconcile::Category;
-use origin::store::{AttemptFailed, Lease, Outcome, Store};
+use origin::store::{Ack, AttemptFailed, Lease, Outcome, Store};
 
 use crate::payments::new_payment;
 use crate::settlement::{finding, period};
@@ -109,7 +109,12 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
             .is_empty(),
         "leased"
     );
-    store.delivered(heads[0].id, 204, 10_001).await.unwrap();
+    let ack = Ack {
+        id: heads[0].id,
+        status: 204,
+        at_ms: 10_001,
+    };
+    store.delivered(&[ack]).await.unwrap();
     let failed = AttemptFailed {
         status: Some(500),
         error: "answered 500",
