@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
-use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use rules::rate_limit::parse_rate;
@@ -17,6 +16,7 @@ use crate::policy::breaker::BreakerConfig;
 use crate::policy::concurrency::LimitMode;
 use crate::policy::limiter::LimiterConfig;
 use crate::policy::recovery::RecoveryConfig;
+use crate::setting::whole_number;
 use crate::store::Backend;
 
 const MIN_SECRET_LEN: usize = 32;
@@ -231,28 +231,6 @@ impl OriginConfig {
             },
         })
     }
-}
-
-/// The variable `name`'s `value`, a whole number in `range`; `default` when unset.
-/// The error names the variable and says what was expected.
-pub fn whole_number(
-    value: Option<String>,
-    name: &'static str,
-    default: u64,
-    range: RangeInclusive<u64>,
-) -> Result<u64, (&'static str, String)> {
-    let value = value.unwrap_or_else(|| default.to_string());
-    value
-        .parse::<u64>()
-        .ok()
-        .filter(|n| range.contains(n))
-        .ok_or_else(|| {
-            let (min, max) = range.into_inner();
-            (
-                name,
-                format!("`{value}` is not a whole number from {min} to {max}"),
-            )
-        })
 }
 
 fn flag(value: Option<String>, name: &'static str, default: bool) -> Result<bool, ConfigError> {

@@ -37,6 +37,7 @@
 //! - [`log_writer`] — log output that drops and counts what it cannot write, never fails.
 //! - [`supervisor`] — the recovery loop's cycles, each caught if it panics; its heartbeat.
 //! - [`config`] — the environment, parsed once into [`config::OriginConfig`].
+//! - [`setting`] — one bounded setting read from the environment, for `config` and `outbox`.
 //! - [`error`] — the one mapping from a refusal to HTTP.
 //! - [`clock`] — the one place the wall clock is read.
 
@@ -63,6 +64,7 @@ pub mod request_id;
 pub mod rotation;
 pub mod routes;
 pub mod server;
+pub mod setting;
 pub mod settlement;
 pub mod state;
 pub mod store;

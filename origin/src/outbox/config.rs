@@ -9,8 +9,8 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use super::signature::Secrets;
-use crate::config::whole_number;
 use crate::policy::delivery::Schedule;
+use crate::setting::whole_number;
 
 #[derive(Clone)]
 pub struct MerchantWebhooks {
