@@ -223,6 +223,8 @@ pub async fn serve(
     }
     if let Some((delivery, deliver)) = deliver {
         deliver.abort();
+        // The loop has stopped (and its flush with it) before this one starts.
+        let _ = deliver.await;
         if let Err(err) = delivery.flush().await {
             tracing::warn!(error = %err, "merchant webhooks acknowledged at the stop could not be recorded: they are delivered again after the restart");
         }

@@ -101,15 +101,16 @@ impl Delivery {
         }
     }
 
-    /// Writes the acknowledgements received so far; kept for the next time if the
-    /// database fails. (Those not written when the process stops are delivered again
-    /// once their leases run out, under the same `webhook-id`.)
+    /// Writes the acknowledgements received so far, and forgets them once written: a
+    /// write that fails or is cancelled leaves them for the next. One flush at a time:
+    /// the loop's, or, once the loop has stopped, the caller's. (Those not written when
+    /// the process dies are delivered again once their leases run out, under the same
+    /// `webhook-id`.)
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let acks = std::mem::take(&mut *self.acks());
-        if let Err(err) = self.store.delivered(&acks).await {
-            self.acks().extend(acks);
-            return Err(err);
-        }
+        let acks = self.acks().clone();
+        self.store.delivered(&acks).await?;
+        // Only appended to meanwhile: the written ones are still the first.
+        self.acks().drain(..acks.len());
         Ok(())
     }
 
