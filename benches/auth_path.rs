@@ -5,6 +5,8 @@
 //! `cargo bench --bench auth_path` (after `make test` has built everything). Prints the
 //! medians and their ratio; the first requests of each kind warm the isolate up.
 
+// A benchmark uses a part of the end-to-end harness.
+#[allow(dead_code)]
 #[path = "../tests/support/mod.rs"]
 mod support;
 

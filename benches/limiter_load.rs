@@ -8,6 +8,8 @@
 //! `E2E_BIN_DIR=target/release cargo bench --bench limiter_load`: release builds keep
 //! the pipeline behind the limiter from adding its own jitter to the count.
 
+// A benchmark uses a part of the end-to-end harness.
+#[allow(dead_code)]
 #[path = "../tests/support/mod.rs"]
 mod support;
 

@@ -12,6 +12,8 @@
 //! room adds. `cargo build --release -p origin -p gateway-sim` then
 //! `E2E_BIN_DIR=target/release cargo bench --bench queue_load`.
 
+// A benchmark uses a part of the end-to-end harness.
+#[allow(dead_code)]
 #[path = "../tests/support/mod.rs"]
 mod support;
 

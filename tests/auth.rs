@@ -1,7 +1,7 @@
 //! End to end: login, who-am-I, refresh rotation with reuse detection, logout, and the
 //! denylist's fail modes, through the edge in workerd and the origin's credential check.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};

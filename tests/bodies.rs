@@ -1,7 +1,7 @@
 //! End to end: a request body is read by the edge only up to its bound — a body sent
 //! without a Content-Length is refused as soon as it passes 16 KiB, open or not.
 
-mod support;
+use crate::support;
 
 use support::System;
 

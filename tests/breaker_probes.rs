@@ -3,7 +3,7 @@
 //! has, and only a PG that answers it turns the breaker half-open; a PG whose look-ups
 //! stall too keeps it open, and no customer's payment is sent to find out.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

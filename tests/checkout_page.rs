@@ -7,7 +7,7 @@
 //! PG's answer lost, recovery settling it). The
 //! screenshots of every step are kept in `target/test-artifacts/`.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Lines};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! `QUEUE_PASS_IN_USE`, the same order under another key neither frees nor takes it — and
 //! the order's retry is replayed once the PG has answered.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

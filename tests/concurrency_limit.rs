@@ -2,7 +2,7 @@
 //! a call past the limit waits for a slot, then is refused unsent (`CONCURRENCY_LIMITED`)
 //! and tells the edge to hold its gated rooms; `/admin/guard` and the metrics show it.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};

@@ -1,7 +1,7 @@
 //! End to end: a payment confirm from a client, through the edge in workerd, signed to
 //! the origin, to the gateway simulator, and back.
 
-mod support;
+use crate::support;
 
 use harness::signed::now_ms;
 use reqwest::StatusCode;

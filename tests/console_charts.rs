@@ -9,7 +9,7 @@
 //! also after a restart; the captions saying the latest values. The screenshot is kept
 //! in `target/test-artifacts/console-charts.png`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

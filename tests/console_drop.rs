@@ -6,7 +6,7 @@
 //! nothing else reaches the room. Screenshots of each state at 1280 and 768 px are kept
 //! in `target/test-artifacts/console-drop/`.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! claimed — every payment ends as the PG says, none is charged twice, none is lost,
 //! and after a restart the recovery loop gets there by itself within 30 s.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -6,7 +6,7 @@
 //! draw cut short by `kill -9` goes on from its last batch after the restart; a room drawn
 //! by the release before batches stands drawn once upgraded.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! by count and by rate; pause and resume; bad input refused at the origin with nothing
 //! changed, and settings the origin did not sign refused at the edge.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! create refused, update keeping what it does not give, show with the edge's report,
 //! pause, and a bad setting refused by name.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::room::start;

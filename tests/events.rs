@@ -1,7 +1,7 @@
 //! Limited-stock events, with the origin and the simulator as real processes: never
 //! oversold, units back on failure, late approvals refunded.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! flood of entries spends no other room's window, and no queue exists for an event
 //! nobody defined.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

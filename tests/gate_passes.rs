@@ -4,7 +4,7 @@
 //! window refuses, never sent, leaves the pass free; a failure at the PG frees it for the
 //! buyer's next order; and a paid retry during a payments pause is replayed.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

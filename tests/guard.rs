@@ -1,7 +1,7 @@
 //! The PG guard with the origin and the simulator as real processes: what each device
 //! makes of a payment, and that what it refuses never reaches the PG.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

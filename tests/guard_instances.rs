@@ -2,7 +2,7 @@
 //! setting of the breaker reaches every instance, and the limiter's budget is one for all
 //! of them, as the PG counts.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Idempotency-Key on confirm, with the origin and the simulator as real processes.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! reading them; later payments are picked up by the next run, and a run with nothing
 //! to do changes nothing. A bad key configuration stops the origin at start.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{order_body, System};

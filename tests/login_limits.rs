@@ -2,7 +2,7 @@
 //! address (`CF-Connecting-IP`), every attempt counted, failed or not; and a login flood
 //! that leaves other users' confirms answered as ever.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //! under their own `webhook-id`, nothing refused (`support::merchant::delivered_whole`).
 //! (Receivers that misbehave, and an outage: `merchant_webhooks_receivers.rs`.)
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,7 +31,7 @@ const WITHIN: Duration = Duration::from_secs(120);
 const BURST: usize = 500;
 
 /// The origin's configuration besides the endpoint.
-const CRASH: [(&str, &str); 9] = [
+const CRASH: [(&str, &str); 10] = [
     // A receiver has 2 s to answer (10 s in production), so an event leased by the
     // killed process is claimed again 22 s after its claim instead of 30 s.
     ("MERCHANT_WEBHOOK_TIMEOUT_MS", "2000"),
@@ -42,6 +42,10 @@ const CRASH: [(&str, &str); 9] = [
     ("MERCHANT_WEBHOOK_RETRY_MAX_MS", "2000"),
     // A PG holding its answer 4 s leaves the payment UNKNOWN.
     ("GATEWAY_TIMEOUT_MS", "1000"),
+    // A confirm cut off by the kill holds its Idempotency-Key 3 s (60 s in
+    // production): its client's retries are answered 409 IDEMPOTENCY_IN_FLIGHT until
+    // then, and make the payment after.
+    ("IDEMPOTENCY_LEASE_MS", "3000"),
     ("RECOVERY_INTERVAL_MS", "3600000"),
     ("RECOVERY_MIN_AGE_MS", "500"),
     ("BULKHEAD_MAX_CONCURRENT", "400"),

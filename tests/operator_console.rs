@@ -7,7 +7,7 @@
 //! (1), not the limit's (none when off). The screenshot is kept in
 //! `target/test-artifacts/operator-console.png`.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

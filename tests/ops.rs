@@ -3,7 +3,7 @@
 //! fires and one that does not for each), and every metric the rules and the Grafana
 //! dashboard query is one a running origin exports — so neither can drift from the code.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

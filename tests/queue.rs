@@ -2,7 +2,7 @@
 //! pass and its expiry, the payment gate, the queue of a sold-out event, and the
 //! waiting-room page.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! End to end: the waiting room's alarm chain, with nobody polling — a pass that ran out
 //! admits the next in line at its end, by the room's alarm alone.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! A confirm refused at the origin's concurrency limit (`CONCURRENCY_LIMITED`) pauses
 //! the rooms the same way, for one longest wait.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! before its line was kept as a bitmap (entries, no blocks) has its blocks written from
 //! its entries the first time it starts, and keeps everyone's place.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::Value;

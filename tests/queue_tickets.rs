@@ -4,7 +4,7 @@
 //! enters, leaves, expiries and a sell-out. A ticket that is not the caller's, altered,
 //! expired or of a reset room is refused, never read as someone else's place.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

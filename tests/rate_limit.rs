@@ -1,7 +1,7 @@
 //! End to end: the per-user and global sliding windows on `POST /payments/confirm`,
 //! with their 429s and `RateLimit` headers, through the edge in workerd.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

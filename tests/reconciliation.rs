@@ -3,7 +3,7 @@
 //! wrong, and uploaded to the origin's operator route; then the exception queue worked
 //! through, and the command line (`origin reconcile FILE`) on the CP949 export.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::{order_body, System, OPERATOR_TOKEN};

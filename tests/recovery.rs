@@ -2,7 +2,7 @@
 //! every payment ends as the PG says. (Crashes: `crash.rs`; every Toss outcome:
 //! `toss.rs`.)
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

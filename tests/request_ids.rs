@@ -3,7 +3,7 @@
 //! signed into the call, in the origin's log (one JSON object per line with
 //! `LOG_FORMAT=json`) and in the origin's JSON error body.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::{EdgeSetup, System};

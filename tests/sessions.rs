@@ -2,7 +2,7 @@
 //! revoke-sessions` through the edge's signed route, by `POST /auth/logout-all` — and
 //! what one user's session object may hold, bounded.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use support::accounts::{code, login, logout, me, pair, refresh, refused, PASSWORD};

@@ -4,7 +4,7 @@
 //! from the isolate's memory once known full; passes by rate; and the alarm chain that
 //! admits the next in line when a pass runs out, with nobody polling.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -9,7 +9,7 @@
 //! drop issues no pass until it resumes; and a closed drop turns away whoever comes
 //! through a shard.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::time::Duration;

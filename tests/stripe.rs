@@ -7,7 +7,7 @@
 //! adapter's own
 //! tests against localstripe, and what localstripe cannot show: `origin/tests/stripe.rs`.)
 
-mod support;
+use crate::support;
 
 use hmac::{Hmac, Mac};
 use reqwest::StatusCode;

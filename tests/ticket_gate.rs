@@ -6,7 +6,7 @@
 //! confirm again, or sends a ticket not their own, goes on to the room and the origin as
 //! before.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

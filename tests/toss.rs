@@ -5,7 +5,7 @@
 //! `toss_webhooks.rs`; a timeout after charging and one without: `recovery.rs`; a late
 //! approval refunded: `events.rs`.)
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! look-ups than the rate at the PG, and a late approval found by a webhook's look-up is
 //! refunded under one key, sent again after a 500.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

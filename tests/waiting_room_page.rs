@@ -5,7 +5,7 @@
 //! while the origin's breaker is open. The screenshots are
 //! kept as test artifacts in `target/test-artifacts/`.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Lines};
 use std::path::{Path, PathBuf};

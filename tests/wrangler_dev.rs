@@ -3,7 +3,7 @@
 //! a login, who-am-I and one payment confirm. Every other test runs the edge under
 //! `workerd serve`.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};

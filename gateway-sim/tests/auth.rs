@@ -1,7 +1,7 @@
 //! Every Toss API route wants `Authorization: Basic base64(secretKey + ":")`,
 //! and every call is recorded as it arrived.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{header, Request};

@@ -1,6 +1,6 @@
 //! `POST /v1/payments/{paymentKey}/cancel`: a full cancel, and each refusal.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

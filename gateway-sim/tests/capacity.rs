@@ -3,7 +3,7 @@
 //! look-ups and cancels are never capped, and a change at run time acts at once.
 //! Over a real socket, in `tests/server.rs`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

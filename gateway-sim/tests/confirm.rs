@@ -2,7 +2,7 @@
 //! body's limits, declines, repeats refused, and the confirm faults that
 //! change what is approved.
 
-mod common;
+use crate::common;
 
 use common::{confirm_body, Sim};
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 //! connection that ends `HANG_BEFORE_PROCESSING`) are exercised through a real
 //! server in `tests/server.rs`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

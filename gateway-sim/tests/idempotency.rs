@@ -2,7 +2,7 @@
 //! byte, the body no part of the key, 409 while the first is processed, and
 //! keys released when nothing was kept.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

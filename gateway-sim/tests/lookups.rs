@@ -1,7 +1,7 @@
 //! `GET /v1/payments/{paymentKey}` and `GET /v1/payments/orders/{orderId}`:
 //! the Payment object in each status, `NOT_FOUND_PAYMENT` otherwise.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `GET /v1/settlements`: the day's settlement file, the simulator's own
 //! export, unauthenticated as it always was.
 
-mod common;
+use crate::common;
 
 use axum::body::{to_bytes, Body};
 use axum::http::{header, Request, StatusCode};

@@ -1,7 +1,7 @@
 //! `TossPayments-Test-Code` and the `testCode` fault: the error asked for,
 //! with Toss's status, and nothing charged.
 
-mod common;
+use crate::common;
 
 use common::{confirm_body, Sim};
 use serde_json::json;

@@ -73,6 +73,10 @@ pub struct OriginConfig {
     /// `MERCHANT_WEBHOOK_URL`, `MERCHANT_WEBHOOK_SECRET` and how deliveries go; `None`
     /// when no URL is set (the events are kept for the pull API).
     pub merchant_webhooks: Option<crate::outbox::config::MerchantWebhooks>,
+    /// `IDEMPOTENCY_LEASE_MS`: how long a confirm in flight keeps its Idempotency-Key
+    /// from a duplicate; longer than `GATEWAY_TIMEOUT_MS` (unset: a minute, or twice
+    /// the PG timeout where that is longer).
+    pub idempotency_lease: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -193,11 +197,31 @@ impl OriginConfig {
             )?),
             limiter: limiter(get("LIMITER"), get("LIMITER_RATE"))?,
         };
+        // Unset, a minute, or twice the PG timeout where that is longer.
+        let idempotency_lease = millis(
+            "IDEMPOTENCY_LEASE_MS",
+            crate::idempotency::DEFAULT_LEASE
+                .max(guard.timeout * 2)
+                .as_millis() as u64,
+            1,
+        )?;
+        if idempotency_lease <= guard.timeout {
+            return Err(ConfigError::Invalid {
+                name: "IDEMPOTENCY_LEASE_MS",
+                problem: format!(
+                    "{} ms is not longer than GATEWAY_TIMEOUT_MS ({} ms): a confirm still \
+                     waiting for the PG would let its duplicate in",
+                    idempotency_lease.as_millis(),
+                    guard.timeout.as_millis()
+                ),
+            });
+        }
         let recovery_interval = millis("RECOVERY_INTERVAL_MS", 30_000, 100)?;
         let merchant_webhooks = crate::outbox::config::MerchantWebhooks::from_lookup(get)
             .map_err(|(name, problem)| ConfigError::Invalid { name, problem })?;
         Ok(Self {
             merchant_webhooks,
+            idempotency_lease,
             cipher: FieldCipher::from_env(&lookup)?,
             gated_events: rules::pass::gated_events(&get("GATED_EVENTS").unwrap_or_default()),
             listen: address("ORIGIN_LISTEN", "127.0.0.1:8080")?,

@@ -8,9 +8,9 @@
 //! | finished | the stored response, byte for byte, + `Idempotent-Replayed: true` |
 //!
 //! Records are kept [`RETAIN`] and then purged. A claim in flight keeps others out
-//! for at most [`LEASE`]: a request that died (the process was killed) does not lock
-//! its key for a day, and the request that takes it over finds the payment its
-//! predecessor may have inserted.
+//! for at most its lease (`IDEMPOTENCY_LEASE_MS`, [`DEFAULT_LEASE`]): a request that
+//! died (the process was killed) does not lock its key for a day, and the request that
+//! takes it over finds the payment its predecessor may have inserted.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,22 +27,24 @@ use crate::store::{IdempotencyClaim, Store, StoredResponse};
 /// How long a finished key is replayed.
 pub const RETAIN: Duration = Duration::from_secs(24 * 3600);
 
-/// How long a claim in flight keeps a duplicate out. Far above the longest a confirm
-/// can take (database waits and the PG timeout are each bounded by seconds).
-pub const LEASE: Duration = Duration::from_secs(60);
+/// How long a claim in flight keeps a duplicate out unless `IDEMPOTENCY_LEASE_MS` says
+/// otherwise. Far above the longest a confirm can take (database waits and the PG
+/// timeout are each bounded by seconds); the configuration refuses a lease that is not
+/// longer than the PG timeout.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 
 /// How often expired records are purged.
 const PURGE_EVERY: Duration = Duration::from_secs(600);
 
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
-/// The claim of `key` by `user_id` for a request with this `body`.
-pub fn claim(user_id: &str, key: &str, body: &[u8]) -> IdempotencyClaim {
+/// The claim of `key` by `user_id` for a request with this `body`, held for `lease`.
+pub fn claim(user_id: &str, key: &str, body: &[u8], lease: Duration) -> IdempotencyClaim {
     IdempotencyClaim {
         user_id: user_id.to_owned(),
         key: key.to_owned(),
         request_hash: hex::encode(Sha256::digest(body)),
-        lease_ms: LEASE.as_millis() as i64,
+        lease_ms: lease.as_millis() as i64,
         retain_ms: RETAIN.as_millis() as i64,
     }
 }
@@ -120,13 +122,16 @@ mod tests {
 
     #[test]
     fn a_claim_is_bound_to_the_body_and_the_user() {
-        let first = claim("user-1", "key-1", b"{\"a\":1}");
-        assert_eq!(first, claim("user-1", "key-1", b"{\"a\":1}"));
+        let first = claim("user-1", "key-1", b"{\"a\":1}", DEFAULT_LEASE);
+        assert_eq!(first, claim("user-1", "key-1", b"{\"a\":1}", DEFAULT_LEASE));
         assert_ne!(
             first.request_hash,
-            claim("user-1", "key-1", b"{\"a\":2}").request_hash
+            claim("user-1", "key-1", b"{\"a\":2}", DEFAULT_LEASE).request_hash
         );
         assert_eq!(first.request_hash.len(), 64);
+        assert_eq!(first.lease_ms, 60_000);
+        let short = claim("user-1", "key-1", b"{\"a\":1}", Duration::from_secs(3));
+        assert_eq!(short.lease_ms, 3_000);
     }
 
     #[tokio::test]

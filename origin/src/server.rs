@@ -118,6 +118,7 @@ pub async fn serve(
         gated_events: Arc::new(config.gated_events.clone()),
         history: Arc::new(crate::history::History::new(crate::clock::now_ms())),
         merchant_webhooks: config.merchant_webhooks.clone().map(Arc::new),
+        idempotency_lease: config.idempotency_lease,
     };
     // The operator's setting is in force before the first request is served.
     if let Ok(Some(control)) = store.breaker_control(APPROVE_GUARD).await {

@@ -43,4 +43,6 @@ pub struct AppState {
     pub history: Arc<crate::history::History>,
     /// The merchant's endpoint, where webhooks are pushed (`None`: pull only).
     pub merchant_webhooks: Option<Arc<crate::outbox::config::MerchantWebhooks>>,
+    /// `IDEMPOTENCY_LEASE_MS`: how long a confirm in flight holds its key.
+    pub idempotency_lease: std::time::Duration,
 }

@@ -2,7 +2,7 @@
 //! forced open, disabled, and back to auto, with who, why and when in `/admin/guard` and
 //! the metrics; bad input changes nothing.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! the field named; the events listed with their rooms and currency; and the history
 //! the console's charts are drawn from.
 
-mod support;
+use crate::support;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

@@ -3,8 +3,7 @@
 //! after an interruption, seals plain text from before encryption, leaves a damaged
 //! value alone, and changes nothing the second time.
 
-#[path = "support/keys.rs"]
-mod keys;
+use crate::support::keys;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

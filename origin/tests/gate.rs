@@ -2,7 +2,7 @@
 //! nothing, a gated event's confirm needs its pass, and an order is looked up before its
 //! price; and `POST /admin/events` gating a drop with an opening.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

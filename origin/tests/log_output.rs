@@ -6,7 +6,7 @@
 //! tracing-subscriber report the failed write with `eprintln!`, which panicked on the
 //! same closed pipe and ended the task that logged — the confirm got no answer.
 
-mod support;
+use crate::support;
 
 use std::io::Read as _;
 use std::net::TcpListener;

@@ -6,7 +6,7 @@
 //! events by a cursor. (The receiver verifying with the `standardwebhooks` library, and
 //! crashes, are the end-to-end tests' `tests/merchant_webhooks.rs`.)
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

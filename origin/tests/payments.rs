@@ -1,6 +1,6 @@
 //! The origin's payment routes: confirm and read-back.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

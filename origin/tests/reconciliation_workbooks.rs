@@ -2,7 +2,7 @@
 //! above the header, accounting negatives, and Excel workbooks — which reconcile as
 //! their CSV twins do — and the workbooks that are refused, queueing nothing.
 
-mod support;
+use crate::support;
 
 use std::io::{Cursor, Read as _, Write as _};
 

@@ -2,7 +2,7 @@
 //! `text/csv` and as a multipart form, the period named or read from the file, the
 //! refusals, and the exception queue listed and resolved.
 
-mod support;
+use crate::support;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

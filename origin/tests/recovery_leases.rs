@@ -2,7 +2,7 @@
 //! it works, so a second recovery on the same database, cycling all the while, never
 //! asks the PG about a payment the first still holds.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

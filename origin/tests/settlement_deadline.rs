@@ -2,7 +2,7 @@
 //! dropped — stops reading its file at the next read, whichever thread reads it: no
 //! blocking task or workbook reader outlives its run (issue 37).
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};

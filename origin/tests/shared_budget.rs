@@ -3,8 +3,7 @@
 //! after its call and until its lease if its end is never heard of, and a bucket kept
 //! across restarts unless its rate changes. SQLite has none: one instance counts alone.
 
-#[path = "support/keys.rs"]
-mod keys;
+use crate::support::keys;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The signed credential check behind the edge's login, and `origin user add`.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

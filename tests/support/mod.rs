@@ -7,8 +7,6 @@
 //! workspace's `harness` runs every service in a process group of its own and kills the
 //! whole group. When a test fails, each service's log is printed.
 
-#![allow(dead_code)] // each test binary uses its own part of the harness
-
 pub mod accounts;
 pub mod agreement;
 pub mod calls;

@@ -1,9 +1,6 @@
 //! What the router tests share: a simulator driven in-process, as the payment
 //! system's clients would call it, and Toss's headers.
 
-// Each test crate uses its own part of this.
-#![allow(dead_code)]
-
 use axum::body::{to_bytes, Body};
 use axum::http::{header, Request, StatusCode};
 use axum::Router;

@@ -34,6 +34,24 @@ fn defaults_follow_the_contract() {
     assert!(config.database_url.starts_with("sqlite://"));
     assert_eq!(config.cipher.current_version(), 1);
     assert!(config.gated_events.is_empty());
+    assert_eq!(config.idempotency_lease, Duration::from_secs(60));
+}
+
+#[test]
+fn a_confirms_lease_on_its_key_is_a_setting_longer_than_the_pg_timeout() {
+    let short = config(&[
+        ("EDGE_SIGNING_SECRET", SECRET),
+        ("GATEWAY_TIMEOUT_MS", "2000"),
+        ("IDEMPOTENCY_LEASE_MS", "2001"),
+    ])
+    .unwrap();
+    assert_eq!(short.idempotency_lease, Duration::from_millis(2001));
+    let slow_pg = config(&[
+        ("EDGE_SIGNING_SECRET", SECRET),
+        ("GATEWAY_TIMEOUT_MS", "60000"),
+    ])
+    .unwrap();
+    assert_eq!(slow_pg.idempotency_lease, Duration::from_secs(120));
 }
 
 #[test]
@@ -228,6 +246,14 @@ fn a_bad_value_names_its_variable() {
             "ORIGIN_MAX_CONCURRENT_LOGINS",
         ),
         (&[("OPERATOR_TOKEN", "op")], "OPERATOR_TOKEN"),
+        (&[("IDEMPOTENCY_LEASE_MS", "soon")], "IDEMPOTENCY_LEASE_MS"),
+        (
+            &[
+                ("GATEWAY_TIMEOUT_MS", "5000"),
+                ("IDEMPOTENCY_LEASE_MS", "5000"),
+            ],
+            "IDEMPOTENCY_LEASE_MS",
+        ),
         (&[("ENCRYPTION_KEKS", "")], "ENCRYPTION_KEKS"),
         (&[("ENCRYPTION_KEKS", "v1:c2hvcnQ=")], "ENCRYPTION_KEKS"),
         (

@@ -53,7 +53,7 @@ pub async fn confirm(
             message: problem,
         });
     }
-    let claim = idempotency::claim(&caller.user_id, &key, &body);
+    let claim = idempotency::claim(&caller.user_id, &key, &body, state.idempotency_lease);
     if let Some(answer) = gate::admit(&state, &caller, &request, &claim).await? {
         return Ok(answer);
     }

@@ -3,8 +3,8 @@
 
 use origin::store::{EventSpec, NewPayment, Outcome, PaymentStatus, Store, StoreError};
 
-use crate::payments::new_payment;
-use crate::recovery::{ids, lease};
+use crate::store::payments::new_payment;
+use crate::store::recovery::{ids, lease};
 
 on_both_stores!(
     an_event_sells_its_stock_and_a_failure_gives_a_unit_back,

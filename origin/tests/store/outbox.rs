@@ -4,8 +4,8 @@
 use origin::policy::settlement::reconcile::Category;
 use origin::store::{Ack, AttemptFailed, Lease, Outcome, Store};
 
-use crate::payments::new_payment;
-use crate::settlement::{finding, period};
+use crate::store::payments::new_payment;
+use crate::store::settlement::{finding, period};
 
 on_both_stores!(every_change_writes_its_event_and_each_order_is_delivered_in_order);
 

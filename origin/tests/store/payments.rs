@@ -292,7 +292,7 @@ async fn payments_with_a_status_are_listed_oldest_first(store: &dyn Store) {
 /// line or panic message can.
 #[tokio::test]
 async fn debug_output_never_shows_a_payment_key() {
-    let (store, _dir) = crate::sqlite().await;
+    let (store, _dir) = crate::store::sqlite().await;
     let new = NewPayment {
         payment_key: "pk_live_secret".into(),
         ..new_payment("o-debug")

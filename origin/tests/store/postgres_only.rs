@@ -14,11 +14,11 @@ use origin::store::{
 };
 use sqlx::{Connection as _, PgConnection};
 
-use crate::events::for_event;
-use crate::idempotency::claim;
-use crate::payments::{new_payment, payment_at};
-use crate::recovery::{ids, lease};
-use crate::{keys, ACQUIRE_TIMEOUT};
+use crate::store::events::for_event;
+use crate::store::idempotency::claim;
+use crate::store::payments::{new_payment, payment_at};
+use crate::store::recovery::{ids, lease};
+use crate::store::{keys, ACQUIRE_TIMEOUT};
 
 /// Two origin instances on one database, opened (and migrated) at the same time.
 async fn two_instances(server: &TestPostgres) -> [Arc<dyn Store>; 2] {

@@ -4,7 +4,7 @@
 use origin::policy::recovery::{Decision, RecoveryState};
 use origin::store::{Lease, Outcome, PaymentStatus, Store};
 
-use crate::payments::payment_at;
+use crate::store::payments::payment_at;
 
 on_both_stores!(
     recovery_claims_due_unsettled_payments_once_per_lease,

@@ -6,7 +6,7 @@ use origin::policy::settlement::queue::{ItemStatus, Resolution, CLOSED_BY_A_MATC
 use origin::policy::settlement::reconcile::{Category, Finding};
 use origin::store::{Outcome, Store};
 
-use crate::payments::payment_at;
+use crate::store::payments::payment_at;
 
 on_both_stores!(
     approved_payments_of_a_period_are_read_by_approval_time,

@@ -12,7 +12,7 @@ use harness::postgres::TestPostgres;
 use origin::policy::recovery::Decision;
 use origin::store::{self, Claimed, IdempotencyClaim, NewPayment, PaymentStatus, Store};
 
-use crate::{keys, ACQUIRE_TIMEOUT};
+use crate::store::{keys, ACQUIRE_TIMEOUT};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

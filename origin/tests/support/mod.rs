@@ -1,7 +1,7 @@
 //! The origin driven through its routers, with a real SQLite file and a real HTTP
 //! gateway on loopback: the simulator, or a stub that misbehaves on purpose.
 
-#![allow(dead_code)] // each test binary uses its own part of the harness
+#![allow(dead_code)] // the two binaries that measure their own process use a part of it
 
 pub mod biff;
 pub mod keys;
@@ -161,6 +161,7 @@ impl Origin {
             gated_events: Arc::default(),
             history: Arc::new(origin::history::History::new(now_ms())),
             merchant_webhooks: merchant.map(Arc::new),
+            idempotency_lease: origin::idempotency::DEFAULT_LEASE,
         };
         let history = origin::history::Sources {
             history: state.history.clone(),

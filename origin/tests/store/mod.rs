@@ -7,8 +7,7 @@
 //! `on_both_stores!` (tests `module::sqlite::case` and `module::postgres::case`);
 //! `postgres_only` holds what runs on PostgreSQL alone.
 
-#[path = "../support/keys.rs"]
-mod keys;
+pub(crate) use crate::support::keys;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +44,7 @@ macro_rules! on_both_stores {
             $(
                 #[tokio::test]
                 async fn $case() {
-                    let (store, _database) = crate::sqlite().await;
+                    let (store, _database) = crate::store::sqlite().await;
                     super::$case(store.as_ref()).await;
                 }
             )+
@@ -54,7 +53,7 @@ macro_rules! on_both_stores {
             $(
                 #[tokio::test]
                 async fn $case() {
-                    let (store, _database) = crate::postgres().await;
+                    let (store, _database) = crate::store::postgres().await;
                     super::$case(store.as_ref()).await;
                 }
             )+
