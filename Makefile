@@ -13,7 +13,7 @@ soak:
 	scripts/bootstrap --webhooks
 	cargo build --quiet -p origin -p gateway-sim
 	WEBHOOK_OUTAGE_SECONDS=300 cargo test --test e2e -- --exact --nocapture \
-	  merchant_webhooks_receivers::a_receiver_down_for_sixty_retry_caps_gets_everything_once_it_is_back
+	  merchant_webhooks_outage::a_receiver_down_for_sixty_retry_caps_gets_everything_once_it_is_back
 	FUZZ_SECONDS=600 cargo test --release -p origin --test settlement_fuzz -- --nocapture
 
 lint:

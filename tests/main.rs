@@ -30,6 +30,7 @@ mod key_rotation;
 mod login_limits;
 mod make_run;
 mod merchant_webhooks;
+mod merchant_webhooks_outage;
 mod merchant_webhooks_receivers;
 mod openapi;
 mod operator_console;
