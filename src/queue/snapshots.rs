@@ -41,6 +41,7 @@ thread_local! {
     /// Rooms whose copy a poll is fetching, until it is done or a second has passed.
     static FETCHING: RefCell<ExpiringMap<()>> = RefCell::new(ExpiringMap::new(ROOMS));
     static FETCHED: Cell<u64> = const { Cell::new(0) };
+    static FAILED: Cell<u64> = const { Cell::new(0) };
     static SHARED: Cell<u64> = const { Cell::new(0) };
     static READ: Cell<u64> = const { Cell::new(0) };
 }
@@ -139,10 +140,16 @@ async fn fetch_unmarked(env: &Env, event_id: &str, now_ms: i64, newer_than: i64)
 }
 
 async fn from_room(env: &Env, event_id: &str) -> Copy {
-    let bytes = client::snapshot(env, event_id).await?;
-    let copy = Snapshot::decode(&bytes).ok_or_else(|| ObjectUnavailable {
-        binding: client::BINDING,
-        cause: format!("a snapshot that does not decode ({} bytes)", bytes.len()),
+    let decoded = client::snapshot(env, event_id).await.and_then(|bytes| {
+        let copy = Snapshot::decode(&bytes).ok_or_else(|| ObjectUnavailable {
+            binding: client::BINDING,
+            cause: format!("a snapshot that does not decode ({} bytes)", bytes.len()),
+        })?;
+        Ok((bytes, copy))
+    });
+    let (bytes, copy) = decoded.inspect_err(|err| {
+        FAILED.with(|failed| failed.set(failed.get() + 1));
+        worker::console_warn!("the snapshot of {event_id} was not fetched: {err}");
     })?;
     FETCHED.with(|fetched| fetched.set(fetched.get() + 1));
     shared_snapshots::write(event_id, &bytes).await;
@@ -155,6 +162,9 @@ pub struct Counts {
     pub read: u64,
     /// Of those, how many this isolate asked a room for.
     pub fetched: u64,
+    /// Rooms asked for a snapshot that did not come (the call failed, or it did not
+    /// decode): each was a room call too.
+    pub failed: u64,
     /// And how many it found in the data centre's cache.
     pub shared: u64,
 }
@@ -163,6 +173,7 @@ pub fn counts() -> Counts {
     Counts {
         read: READ.with(Cell::get),
         fetched: FETCHED.with(Cell::get),
+        failed: FAILED.with(Cell::get),
         shared: SHARED.with(Cell::get),
     }
 }

@@ -111,6 +111,7 @@ async fn route(
             "roomCalls": crate::queue::client::calls(),
             "snapshotsRead": snapshots.read,
             "snapshotsFetched": snapshots.fetched,
+            "snapshotsFailed": snapshots.failed,
             "snapshotsShared": snapshots.shared,
             "wasmMemoryBytes": wasm_memory_bytes(),
         });
