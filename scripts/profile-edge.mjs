@@ -11,8 +11,8 @@
 // those few), it also divides each kind's and function's time by it: µs per request.
 //
 // The inspector protocol is the V8 one (Profiler.start / Profiler.stop); workerd serves
-// it with `--inspector-addr`. Wasm functions keep their Rust names (worker-build runs
-// wasm-opt with --debuginfo), so the Rust side is read by crate and function.
+// it with `--inspector-addr`. Wasm functions keep their Rust names (scripts/build-edge
+// runs wasm-opt with --debuginfo), so the Rust side is read by crate and function.
 
 import { connect, poking } from "./inspector.mjs";
 
