@@ -1,7 +1,8 @@
-//! The caller of a request: its bearer token verified locally (no I/O, `verify_bearer`),
-//! then (`authenticate`) one call to the user's session object to learn whether the token
-//! was revoked — and, on a rate-limited route, whether the user's window admits the
-//! request. `routes.rs` runs the two with the refusals from memory between them.
+//! The caller of a request: its bearer token verified locally (`verify_bearer`: no I/O,
+//! but for an identity provider's key set now and then, `crate::jwks`), then
+//! (`authenticate`) one call to the user's session object to learn whether the token was
+//! revoked — and, on a rate-limited route, whether the user's window admits the request.
+//! `routes.rs` runs the two with the refusals from memory between them.
 
 use rules::token::AccessClaims;
 use worker::{Env, Headers};
@@ -80,9 +81,10 @@ async fn user_window_apart(env: &Env, user: &str, check: &WindowCheck) -> Option
     }
 }
 
-/// The request's `Authorization: Bearer` token, verified by the policy at `now_ms`.
-/// The reason for a refusal is logged; the client learns only that it was refused.
-pub fn verify_bearer(
+/// The request's `Authorization: Bearer` token, verified by the policy at `now_ms`, with
+/// the identity provider's keys too when `JWT_JWKS_URL` is set. The reason for a refusal
+/// is logged; the client learns only that it was refused.
+pub async fn verify_bearer(
     headers: &Headers,
     config: &EdgeConfig,
     now_ms: i64,
@@ -95,9 +97,8 @@ pub fn verify_bearer(
         )
     })?;
     let token = bearer_token(&header).ok_or_else(invalid)?;
-    config
-        .policy
-        .verify(token, now_ms.div_euclid(1000))
+    crate::jwks::verify(token, config, now_ms)
+        .await
         .map_err(|rejection| {
             worker::console_log!("token refused: {rejection}");
             invalid()

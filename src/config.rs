@@ -16,6 +16,8 @@ use rules::sliding_window::Rate;
 use rules::token::{KeySet, Policy};
 use worker::Env;
 
+use crate::jwks::JwksSettings;
+
 const DEFAULT_ORIGIN_URL: &str = "http://127.0.0.1:8080";
 /// Longer than the origin's own bound on a confirm (gateway timeout 3 s, database 3 s).
 const DEFAULT_ORIGIN_TIMEOUT_MS: u32 = 10_000;
@@ -34,6 +36,9 @@ pub enum DenylistFailMode {
 pub struct EdgeConfig {
     /// Which tokens are valid (`JWT_KEYS`, `JWT_ISSUER`, `JWT_AUDIENCE`, `JWT_LEEWAY_SECONDS`).
     pub policy: Policy,
+    /// Where an identity provider's keys are, when tokens it signed are valid too
+    /// (`JWT_JWKS_URL`, `JWT_JWKS_MIN_REFETCH_SECONDS`).
+    pub jwks: Option<JwksSettings>,
     /// The key new access tokens are signed with (`JWT_SIGNING_KID`).
     pub signing_kid: String,
     /// `ACCESS_TOKEN_TTL_SECONDS`, default 1800.
@@ -172,6 +177,7 @@ impl EdgeConfig {
         let ticket_secret = vars.secret_or("QUEUE_TICKET_SECRET", &origin_secret)?;
         let ticket_key = ticket::derive_key(ticket_secret.as_bytes());
         let payment_window = payment_window(&vars)?;
+        let jwks = JwksSettings::from_vars(|name| vars.get(name))?;
         Ok(Self {
             policy: Policy {
                 keys,
@@ -179,6 +185,7 @@ impl EdgeConfig {
                 audience: vars.get("JWT_AUDIENCE"),
                 leeway_secs: vars.number("JWT_LEEWAY_SECONDS", 0, |s| (0..=300).contains(s))?,
             },
+            jwks,
             signing_kid,
             access_ttl_secs: vars.number("ACCESS_TOKEN_TTL_SECONDS", 1800, |s| *s > 0)?,
             refresh_ttl_secs: vars.number("REFRESH_TOKEN_TTL_SECONDS", 1_209_600, |s| *s > 0)?,
@@ -343,6 +350,7 @@ mod tests {
             ("REFRESH_RATE_LIMIT_FAMILY", "1/1d"),
             ("PAYMENT_WINDOW_URL", "http://pay.example.com/window"),
             ("PAYMENT_WINDOW_URL", "https://pay.example.com/\"><script>"),
+            ("JWT_JWKS_URL", "http://idp.example.com/jwks"),
         ];
         for (name, value) in cases {
             let err = config(&[(name, value)])

@@ -2,7 +2,8 @@
 //! payment confirms to the origin.
 //!
 //! Every request takes the cheapest refusal first (`docs/design/rate-limits.md`): the bearer token is
-//! verified locally with no I/O, the body is validated before any round trip, and only
+//! verified locally with no I/O (an identity provider's key set aside, fetched now and
+//! then), the body is validated before any round trip, and only
 //! then is the request signed and forwarded. The rules themselves live in the `rules`
 //! crate; this crate is the thin shell around them.
 //!
@@ -11,6 +12,7 @@
 //!   status, leave, the waiting-room page), [`routes::payments`] (confirm, read-back).
 //! - [`config`] — the Worker's variables and secrets, parsed once per isolate into types.
 //! - [`auth`] — the caller of a request: bearer token verified, denylist checked.
+//! - [`jwks`] — an identity provider's key set (`JWT_JWKS_URL`), fetched and kept.
 //! - [`session`] — the per-user Durable Object: denylist and refresh-token families.
 //! - [`rate_limit`] — the user's window, then the global one, and the RateLimit headers.
 //! - [`login_limit`] — login attempts per client address and per username.
@@ -40,6 +42,7 @@ pub mod directory;
 pub mod durable_call;
 pub mod error;
 pub mod global_limiter;
+pub mod jwks;
 pub mod login_limit;
 pub mod memory;
 pub mod origin;

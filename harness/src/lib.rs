@@ -11,11 +11,14 @@
 //! - [`localstripe`]: a throwaway localstripe, the fake Stripe.
 //! - [`merchant`]: a merchant's webhook endpoint that verifies every delivery with the
 //!   `standardwebhooks` library from PyPI, and misbehaves when told.
+//! - [`jwks_server`]: an identity provider's key set over https on loopback, answering
+//!   as told.
 //! - [`signed`]: requests to the origin signed as the edge signs them.
 //! - [`origin`]: the origin's operator commands.
 //! - [`eventually`]: waiting for a condition in another process.
 
 pub mod eventually;
+pub mod jwks_server;
 pub mod localstripe;
 pub mod merchant;
 pub mod origin;

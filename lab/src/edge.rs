@@ -145,6 +145,7 @@ impl Edge {
                 inspector: launch.inspector,
                 driver: None,
                 twin: None,
+                trusted_certificates: &[],
             },
             &socket,
         )?;

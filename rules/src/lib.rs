@@ -17,7 +17,8 @@
 //! - [`rate_windows`] — an object's windows by key: which live in memory, which are stored.
 //! - [`refresh`] — refresh tokens: format, stored hash, single use with reuse detection.
 //! - [`sliding_window`] — the exact sliding-window rate limit.
-//! - [`token`] — access-token verification against the configured keys.
+//! - [`token`] — access-token verification against the configured keys and an identity
+//!   provider's key set, and when to fetch that set again.
 
 pub mod confirm;
 pub mod credentials;

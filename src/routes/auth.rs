@@ -216,7 +216,7 @@ pub async fn logout(
     config: &EdgeConfig,
     now_ms: i64,
 ) -> Result<Response, ApiError> {
-    let claims = verify_bearer(headers, config, now_ms)?;
+    let claims = verify_bearer(headers, config, now_ms).await?;
     let before = UserSessionClient::new(env, &claims.sub)
         .logout(&claims)
         .await

@@ -36,6 +36,8 @@ pub(super) struct Launch {
     pub(super) vars: Vec<(&'static str, String)>,
     /// The bindings of the edge's objects that are down (every call fails).
     pub(super) objects_down: Vec<&'static str>,
+    /// CA certificates its outbound https trusts (workerd only).
+    pub(super) trusted_certificates: Vec<String>,
 }
 
 /// The port of a `http://127.0.0.1:{port}` address.
@@ -82,6 +84,7 @@ impl super::System {
                 (false, true) => vec!["USER_SESSIONS"],
                 (false, false) => Vec::new(),
             },
+            trusted_certificates: setup.trusted_certificates.clone(),
         };
         let twin_socket = match setup.twin {
             true => Some(held_socket().map_err(|err| err.to_string())?),
@@ -183,6 +186,7 @@ pub(super) fn command(
         ref base,
         ref vars,
         ref objects_down,
+        ref trusted_certificates,
     } = launch;
     let root = harness::workspace();
     workerd::build(None).unwrap_or_else(|err| panic!("{err:#}"));
@@ -199,13 +203,14 @@ pub(super) fn command(
                 inspector: None,
                 driver: None,
                 twin,
+                trusted_certificates,
             };
             workerd::command(&worker, socket).unwrap_or_else(|err| panic!("{err:#}"))
         }
         EdgeRuntime::WranglerDev => {
             assert!(
-                objects_down.is_empty() && twin.is_none(),
-                "objects down and a twin are served under workerd only"
+                objects_down.is_empty() && twin.is_none() && trusted_certificates.is_empty(),
+                "objects down, a twin and trusted certificates are served under workerd only"
             );
             let port = socket.local_addr().expect("a bound socket").port();
             wrangler_dev(&root, base, port, vars)

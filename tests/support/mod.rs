@@ -13,6 +13,7 @@ pub mod calls;
 pub mod confirms;
 mod edge;
 pub mod gate;
+pub mod idp;
 pub mod merchant;
 mod origin_cli;
 pub mod room;
@@ -62,6 +63,9 @@ pub struct EdgeSetup {
     /// Serve a second isolate of the edge ([`System::edge_twin`]): another machine of the
     /// same data centre, with the same objects and cache.
     pub twin: bool,
+    /// CA certificates (PEM) the edge's outbound https trusts: a test's https server on
+    /// loopback (an identity provider's key set, `tests/jwks.rs`).
+    pub trusted_certificates: Vec<String>,
 }
 
 pub struct System {

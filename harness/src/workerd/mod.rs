@@ -7,7 +7,8 @@
 //! (`scripts/build-edge` → `build/`) is run straight in workerd, with a configuration
 //! generated from `wrangler.toml`'s facts (`config.rs`): the ES module and its wasm, the
 //! compatibility date, SQLite-backed Durable Object classes stored on disk, every
-//! variable a text binding, and outbound `fetch` limited to loopback. workerd runs the
+//! variable a text binding, and outbound `fetch` limited to loopback (over https only to
+//! servers whose certificate a CA of [`Worker::trusted_certificates`] signed). workerd runs the
 //! Worker and every object on one thread: one process is one core.
 //!
 //! The build is copied into the Worker's folder, so no rebuild can change what runs
@@ -52,6 +53,9 @@ pub struct Worker<'a> {
     /// Serve a second isolate of the Worker on this socket (held open, as the Worker's
     /// own): another machine of the same data centre, sharing its objects and cache.
     pub twin: Option<&'a TcpListener>,
+    /// CA certificates (PEM) its outbound https trusts, beside none: a test's own https
+    /// server on loopback. Empty: https to loopback reaches nothing (the usual case).
+    pub trusted_certificates: &'a [String],
 }
 
 /// The open files a workerd may have: each object keeps its SQLite files open while it
@@ -86,6 +90,7 @@ pub fn command(worker: &Worker<'_>, socket: &TcpListener) -> anyhow::Result<Comm
             .map(TcpListener::local_addr)
             .transpose()?
             .map(|address| address.port()),
+        trusted_certificates: worker.trusted_certificates,
     });
     std::fs::write(&config, text)?;
     let mut command = Command::new(binary());

@@ -86,6 +86,7 @@ impl Room {
                     module: DRIVER,
                 }),
                 twin: None,
+                trusted_certificates: &[],
             },
             &socket,
         )?;

@@ -6,14 +6,26 @@
 //! now must be *before* it), `nbf` inclusive, and the leeway widens both by the same
 //! number of seconds. `iss` and `aud` are checked only when configured, and then they
 //! are required; unconfigured, they are not read for meaning at all.
+//!
+//! A token of the identity provider's keys may lack `jti` — Firebase ID tokens and some
+//! Auth0 access tokens carry none — and then is known by an id derived from what its
+//! signature covers (`sha256-` and 32 hex digits), so a logout still revokes it. Not
+//! from the signature itself: an ECDSA signature has a second valid form, the same token
+//! under another name. Its `sid` names the provider's session, not one of the edge's
+//! refresh families, so it is not read.
 
 use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use sha2::{Digest as _, Sha256};
 
 use super::json::{Members, Name, Value};
-use super::{Policy, TokenRejection};
+use super::jws::Verified;
+use super::{KeySource, Policy, TokenRejection};
+
+/// The prefix of an id derived for a provider's token that has no `jti`.
+pub const DERIVED_JTI_PREFIX: &str = "sha256-";
 
 /// The claims the gateway relies on, from a token that passed every check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,26 +38,36 @@ pub struct AccessClaims {
     pub sid: Option<String>,
     /// When it was issued (`iat`), epoch seconds, when it says.
     pub iat: Option<i64>,
+    /// Whose key signed it: the edge's own (`JWT_KEYS`) or the identity provider's.
+    pub source: KeySource,
 }
 
-/// Applies the claims policy of `policy` at `now_secs` to a verified payload.
+/// Applies the claims policy of `policy` at `now_secs` to a verified token.
 pub(crate) fn check(
-    payload: &[u8],
+    verified: &Verified<'_>,
     policy: &Policy,
     now_secs: i64,
 ) -> Result<AccessClaims, TokenRejection> {
     // UTF-8 is checked once for the whole payload, not again string by string.
-    let claims = match std::str::from_utf8(payload).map(serde_json::from_str::<ParsedClaims<'_>>) {
+    let claims = match std::str::from_utf8(&verified.payload)
+        .map(serde_json::from_str::<ParsedClaims<'_>>)
+    {
         Ok(Ok(ParsedClaims(claims))) => claims?,
         _ => return Err(TokenRejection::ClaimsNotObject),
     };
     let sub = required_text(claims.sub, "sub")?;
-    let jti = required_text(claims.jti, "jti")?;
+    let jti = match (claims.jti, verified.source) {
+        (None, KeySource::Provider) => Cow::Owned(derived_jti(verified.signing_input)),
+        (jti, _) => required_text(jti, "jti")?,
+    };
     let exp = time(claims.exp, "exp")?.ok_or(TokenRejection::MissingClaim("exp"))?;
-    let sid = claims
-        .sid
-        .map(|sid| required_text(Some(sid), "sid"))
-        .transpose()?;
+    let sid = match verified.source {
+        KeySource::Edge => claims
+            .sid
+            .map(|sid| required_text(Some(sid), "sid"))
+            .transpose()?,
+        KeySource::Provider => None,
+    };
     let nbf = time(claims.nbf, "nbf")?;
     let iat = time(claims.iat, "iat")?;
 
@@ -79,7 +101,15 @@ pub(crate) fn check(
         exp,
         sid: sid.map(Cow::into_owned),
         iat,
+        source: verified.source,
     })
+}
+
+/// The id of a token without `jti`: the first 128 bits of the SHA-256 of what its
+/// signature covers, so one token always has one id and no two tokens share one.
+fn derived_jti(signing_input: &str) -> String {
+    let digest = Sha256::digest(signing_input.as_bytes());
+    format!("{DERIVED_JTI_PREFIX}{}", hex::encode(&digest[..16]))
 }
 
 fn required_text<'c>(

@@ -8,6 +8,10 @@
 //! pinned by the key that `kid` names; no member that fetches a key (`jku`, `x5u`) or
 //! carries one (`jwk`, `x5c`); no `crit`, since we understand no extension.
 //!
+//! `kid` is looked up in the edge's own keys, then in the identity provider's, when there
+//! is a set of them; no kid is in both (the provider's set is refused when loaded if it
+//! names one of `JWT_KEYS`), so a kid names one key.
+//!
 //! The work is done once, cheapest first: split, decode the signature and the header,
 //! read the header in one pass, find the key, check the signature over the signing input
 //! exactly as received. Only then is the payload decoded, so an unsigned payload costs
@@ -22,15 +26,32 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::json::{Members, Name, Value};
 use super::keys::{Key, KeySet};
-use super::TokenRejection;
+use super::public_keys::MAX_RSA_BITS;
+use super::{KeySource, TokenRejection};
 
-/// The longest signature any key here makes (Ed25519); anything longer is wrong for all.
-const MAX_SIGNATURE_BYTES: usize = 64;
+/// The longest signature any key here makes (RS256 with the largest modulus taken);
+/// anything longer is wrong for all.
+const MAX_SIGNATURE_BYTES: usize = MAX_RSA_BITS / 8;
 /// Headers up to this long (ours are under 50 bytes) are decoded on the stack.
 const HEADER_BUFFER_BYTES: usize = 256;
 
-/// Checks `token` as a compact JWS signed by one of `keys`; returns its payload, decoded.
-pub(crate) fn verify_jws(token: &str, keys: &KeySet) -> Result<Vec<u8>, TokenRejection> {
+/// A token whose signature holds.
+#[derive(Debug)]
+pub(crate) struct Verified<'t> {
+    /// The payload, decoded.
+    pub(crate) payload: Vec<u8>,
+    /// Whose key it was.
+    pub(crate) source: KeySource,
+    /// What the signature covers: `header.payload` as received.
+    pub(crate) signing_input: &'t str,
+}
+
+/// Checks `token` as a compact JWS signed by one of `keys`, or of `provider`'s.
+pub(crate) fn verify_jws<'t>(
+    token: &'t str,
+    keys: &KeySet,
+    provider: Option<&KeySet>,
+) -> Result<Verified<'t>, TokenRejection> {
     let (header_b64, rest) = token.split_once('.').ok_or(TokenRejection::NotCompact)?;
     let (payload_b64, signature_b64) = rest.split_once('.').ok_or(TokenRejection::NotCompact)?;
     if signature_b64.contains('.') {
@@ -57,12 +78,16 @@ pub(crate) fn verify_jws(token: &str, keys: &KeySet) -> Result<Vec<u8>, TokenRej
         }
         Err(DecodeSliceError::DecodeError(_)) => return Err(TokenRejection::BadBase64("header")),
     };
-    let key = Header::parse(header)?.key(keys)?;
-    let signing_input = &token.as_bytes()[..header_b64.len() + 1 + payload_b64.len()];
-    if !key.verifies(signing_input, signature) {
+    let (key, source) = Header::parse(header)?.key(keys, provider)?;
+    let signing_input = &token[..header_b64.len() + 1 + payload_b64.len()];
+    if !key.verifies(signing_input.as_bytes(), signature) {
         return Err(TokenRejection::BadSignature);
     }
-    decode(payload_b64, "payload")
+    Ok(Verified {
+        payload: decode(payload_b64, "payload")?,
+        source,
+        signing_input,
+    })
 }
 
 fn decode(part: &str, name: &'static str) -> Result<Vec<u8>, TokenRejection> {
@@ -120,8 +145,13 @@ impl<'h> Header<'h> {
         }
     }
 
-    /// The key this header names, provided the header may be trusted to name one.
-    fn key<'k>(&self, keys: &'k KeySet) -> Result<&'k Key, TokenRejection> {
+    /// The key this header names and whose it is, provided the header may be trusted to
+    /// name one.
+    fn key<'k>(
+        &self,
+        keys: &'k KeySet,
+        provider: Option<&'k KeySet>,
+    ) -> Result<(&'k Key, KeySource), TokenRejection> {
         let alg = self
             .alg
             .as_deref()
@@ -136,11 +166,17 @@ impl<'h> Header<'h> {
             return Err(TokenRejection::CriticalHeader);
         }
         let kid = self.kid.as_deref().ok_or(TokenRejection::MissingKeyId)?;
-        let key = keys.get(kid).ok_or(TokenRejection::UnknownKey)?;
+        let (key, source) = match keys.get(kid) {
+            Some(key) => (key, KeySource::Edge),
+            None => provider
+                .and_then(|provider| provider.get(kid))
+                .map(|key| (key, KeySource::Provider))
+                .ok_or(TokenRejection::UnknownKey)?,
+        };
         if alg != key.algorithm().name() {
             return Err(TokenRejection::AlgorithmMismatch);
         }
-        Ok(key)
+        Ok((key, source))
     }
 }
 

@@ -9,6 +9,10 @@
 //! at the first request: HMAC secrets under 32 bytes (RFC 7518 §3.2), Ed25519 public keys
 //! that are not canonical or have small order, and private seeds that do not belong to
 //! the public key beside them.
+//!
+//! These are the edge's own keys (HS256, EdDSA): it mints with them. An identity
+//! provider's public keys — RS256 and ES256 as well (`public_keys`) — come from its key
+//! set (`provider`), into a `KeySet` of their own.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -16,8 +20,10 @@ use ed25519_compact::{KeyPair, PublicKey, SecretKey, Seed, Signature};
 use hmac::{Hmac, Mac as _};
 use jwt_compact::alg::Ed25519;
 use jwt_compact::Algorithm as _;
-use serde::Deserialize;
 use sha2::Sha256;
+
+use super::jwk::Jwk;
+use super::public_keys;
 
 const MIN_HS256_KEY_BYTES: usize = 32;
 
@@ -26,6 +32,8 @@ const MIN_HS256_KEY_BYTES: usize = 32;
 pub(crate) enum Algorithm {
     Hs256,
     EdDsa,
+    Rs256,
+    Es256,
 }
 
 impl Algorithm {
@@ -34,6 +42,8 @@ impl Algorithm {
         match self {
             Algorithm::Hs256 => "HS256",
             Algorithm::EdDsa => "EdDSA",
+            Algorithm::Rs256 => "RS256",
+            Algorithm::Es256 => "ES256",
         }
     }
 }
@@ -46,6 +56,10 @@ pub(crate) enum Key {
         public: PublicKey,
         secret: Option<SecretKey>,
     },
+    /// RSASSA-PKCS1-v1_5 with SHA-256: verification only.
+    Rs256(public_keys::Rs256Key),
+    /// ECDSA on P-256 with SHA-256: verification only.
+    Es256(public_keys::Es256Key),
 }
 
 impl Key {
@@ -53,6 +67,8 @@ impl Key {
         match self {
             Key::Hs256(_) => Algorithm::Hs256,
             Key::EdDsa { .. } => Algorithm::EdDsa,
+            Key::Rs256(_) => Algorithm::Rs256,
+            Key::Es256(_) => Algorithm::Es256,
         }
     }
 
@@ -67,6 +83,8 @@ impl Key {
                 .is_ok(),
             Key::EdDsa { public, .. } => Signature::from_slice(signature)
                 .is_ok_and(|signature| Ed25519.verify_signature(&signature, public, message)),
+            Key::Rs256(key) => key.verifies(message, signature),
+            Key::Es256(key) => key.verifies(message, signature),
         }
     }
 
@@ -84,6 +102,7 @@ impl Key {
             Key::EdDsa { secret, .. } => secret
                 .as_ref()
                 .map(|secret| secret.sign(message, None).to_vec()),
+            Key::Rs256(_) | Key::Es256(_) => None,
         }
     }
 }
@@ -106,18 +125,6 @@ pub enum KeySetError {
     DuplicateKid(String),
     #[error("key `{kid}`: expected {expected}")]
     Unusable { kid: String, expected: &'static str },
-}
-
-/// One JWK as written. Members we do not use (`use`, `key_ops`, …) are allowed.
-#[derive(Deserialize)]
-struct Jwk {
-    kid: Option<String>,
-    kty: Option<String>,
-    alg: Option<String>,
-    crv: Option<String>,
-    k: Option<String>,
-    x: Option<String>,
-    d: Option<String>,
 }
 
 impl KeySet {
@@ -151,7 +158,28 @@ impl KeySet {
         self.get(kid).is_some_and(|key| match key {
             Key::Hs256(_) => true,
             Key::EdDsa { secret, .. } => secret.is_some(),
+            Key::Rs256(_) | Key::Es256(_) => false,
         })
+    }
+
+    /// The keys' ids, in the order they were given.
+    pub fn kids(&self) -> impl Iterator<Item = &str> {
+        self.keys.iter().map(|(kid, _)| kid.as_str())
+    }
+
+    /// How many keys there are.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none (never so for a set that was loaded).
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// A set of `keys` already checked, in order, each kid once.
+    pub(crate) fn of(keys: Vec<(String, Key)>) -> KeySet {
+        KeySet { keys }
     }
 
     /// The key named `kid`.
@@ -187,7 +215,7 @@ impl Key {
             .map_err(|_| "`k`: an HMAC key")
     }
 
-    fn eddsa(jwk: &Jwk) -> Result<Key, &'static str> {
+    pub(crate) fn eddsa(jwk: &Jwk) -> Result<Key, &'static str> {
         if jwk.kty.as_deref() != Some("OKP") || jwk.crv.as_deref() != Some("Ed25519") {
             return Err("`kty` OKP and `crv` Ed25519 for an EdDSA key");
         }

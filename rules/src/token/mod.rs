@@ -7,6 +7,9 @@
 //! the clock and draws the `jti`.
 //!
 //! - `keys` — `JWT_KEYS`, parsed once; each key pinned to one algorithm.
+//! - `provider` — an identity provider's key set (`JWT_JWKS_URL`), public keys only.
+//! - `public_keys` — its RS256 and ES256 keys, verification only.
+//! - `key_cache` — when an isolate fetches the provider's key set again.
 //! - `jws` — the compact JWS layer: structure, header, signature. Knows no claims.
 //! - `claims` — the claims policy: types, `exp`/`nbf` with leeway, `iss`, `aud`.
 //! - `mint` — new access tokens, written exactly as the policy reads them.
@@ -18,23 +21,30 @@
 
 mod claims;
 mod json;
+mod jwk;
 mod jws;
+pub mod key_cache;
 mod keys;
 mod mint;
+mod provider;
+mod public_keys;
 
 #[cfg(test)]
 mod tests;
 
-pub use claims::AccessClaims;
+pub use claims::{AccessClaims, DERIVED_JTI_PREFIX};
 pub use keys::{KeySet, KeySetError};
 pub use mint::{MintError, NewAccessToken};
+pub use provider::{JwksError, ProviderKeys, Skipped, MAX_PROVIDER_KEYS};
 
-/// Our tokens are a few hundred bytes; a longer one is refused before it is read, so
-/// no token can make the reading of its header or claims expensive.
+/// Our tokens are a few hundred bytes, a provider's a kilobyte or two; a longer one is
+/// refused before it is read, so no token can make the reading of its header or claims
+/// expensive.
 const MAX_TOKEN_BYTES: usize = 8 * 1024;
 
-/// The verification policy of the edge: the keys and what the claims must say
-/// (`JWT_KEYS`, `JWT_ISSUER`, `JWT_AUDIENCE`, `JWT_LEEWAY_SECONDS`).
+/// The verification policy of the edge: its own keys and what the claims must say
+/// (`JWT_KEYS`, `JWT_ISSUER`, `JWT_AUDIENCE`, `JWT_LEEWAY_SECONDS`). The identity
+/// provider's keys, which change while the policy stands, are given with each token.
 pub struct Policy {
     pub keys: KeySet,
     /// When set, `iss` must be exactly this.
@@ -46,14 +56,35 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Verifies a compact JWS access token at `now_secs` (epoch seconds).
+    /// Verifies a compact JWS access token at `now_secs` (epoch seconds) with the edge's
+    /// own keys.
     pub fn verify(&self, token: &str, now_secs: i64) -> Result<AccessClaims, TokenRejection> {
+        self.verify_with(token, None, now_secs)
+    }
+
+    /// Verifies a compact JWS access token at `now_secs` (epoch seconds) with the edge's
+    /// own keys and the identity provider's, when there is a set of them.
+    pub fn verify_with(
+        &self,
+        token: &str,
+        provider: Option<&ProviderKeys>,
+        now_secs: i64,
+    ) -> Result<AccessClaims, TokenRejection> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(TokenRejection::TooLong);
         }
-        let payload = jws::verify_jws(token, &self.keys)?;
-        claims::check(&payload, self, now_secs)
+        let verified = jws::verify_jws(token, &self.keys, provider.map(ProviderKeys::keys))?;
+        claims::check(&verified, self, now_secs)
     }
+}
+
+/// Whose key a token was signed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySource {
+    /// One of the edge's own keys (`JWT_KEYS`): a token the edge minted.
+    Edge,
+    /// One of the identity provider's (`JWT_JWKS_URL`).
+    Provider,
 }
 
 /// Why a token was refused: one variant per reason, for the log. The client sees only

@@ -14,7 +14,28 @@ fn edge(objects_down: &[&str]) -> String {
         objects_down,
         driver: None,
         twin: None,
+        trusted_certificates: &[],
     })
+}
+
+#[test]
+fn loopback_trusts_the_certificates_it_is_given_and_no_others() {
+    assert!(edge(&[]).contains(r#"(name = "loopback", network = (allow = ["local"])),"#));
+    let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".to_owned();
+    let text = config_text(&Config {
+        port: 8787,
+        compatibility_date: "2026-04-20",
+        storage: Path::new("/tmp/do"),
+        vars: &[],
+        durable_objects: &EDGE_OBJECTS,
+        objects_down: &[],
+        driver: None,
+        twin: None,
+        trusted_certificates: std::slice::from_ref(&pem),
+    });
+    assert!(text.contains(
+        r#"(name = "loopback", network = (allow = ["local"], tlsOptions = (trustedCertificates = ["-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"]))),"#
+    ));
 }
 
 #[test]
@@ -60,6 +81,7 @@ fn another_worker_has_its_own_namespaces_and_none_of_the_edges() {
         objects_down: &[],
         driver: None,
         twin: None,
+        trusted_certificates: &[],
     });
     assert!(text.contains(r#"(name = "COUNTERS", durableObjectNamespace = "Counter")"#));
     assert!(text.contains(r#"(className = "Counter", uniqueKey = "worker-Counter""#));
@@ -123,6 +145,7 @@ fn a_driver_is_served_on_its_own_socket_bound_to_the_workers_objects() {
             module: "export default {}",
         }),
         twin: None,
+        trusted_certificates: &[],
     });
     assert!(text.contains(
         r#"(name = "driver", address = "127.0.0.1:9001", http = (), service = "driver")"#
@@ -145,6 +168,7 @@ fn a_twin_runs_the_workers_build_on_its_objects_and_both_share_one_cache() {
         objects_down: &[],
         driver: None,
         twin: Some(9002),
+        trusted_certificates: &[],
     });
     let (worker, twin) = text
         .split_once("const twin :Workerd.Worker")

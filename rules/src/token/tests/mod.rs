@@ -6,9 +6,16 @@
 //! - `policy` — the boundaries of `exp`/`nbf`, key rotation, algorithm pinning, `iss`/`aud`.
 //! - `mint` — minting, and that what is minted verifies.
 //! - `vectors` — the Wycheproof vectors.
+//! - `idp` — an identity provider's keys (`testdata/jwks/`), documents and tokens;
+//!   `provider` — its key set document; `provider_tokens` — its tokens;
+//!   `key_cache` — when its key set is fetched.
 
+mod idp;
+mod key_cache;
 mod mint;
 mod policy;
+mod provider;
+mod provider_tokens;
 mod rejections;
 mod vectors;
 
@@ -95,6 +102,7 @@ fn accepted(exp: i64) -> Result<AccessClaims, TokenRejection> {
         exp,
         sid: None,
         iat: None,
+        source: KeySource::Edge,
     })
 }
 

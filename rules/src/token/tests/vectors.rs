@@ -7,6 +7,11 @@
 //!   (structure, header, signature; no claims, as these payloads are not claims)
 //!   accepts exactly the `valid` vectors, less four known label errors.
 //!
+//! - the same file's groups whose public key is RS256 or ES256, as an identity
+//!   provider's key set: the JWS layer accepts exactly the `valid` vectors (every one
+//!   names its key), and no vector of a key the provider's rules refuse is valid (the
+//!   `rejectWrongUse` and `rejectWrongKeyOps` groups, whose keys have no `alg`).
+//!
 //! Every HS256 vector names its key by `kid`, and the test asserts so rather than
 //! supplying one: a `kid` cannot be added to a signed header, and a valid vector without
 //! one would be a real disagreement with our policy, which requires it.
@@ -17,7 +22,7 @@ use serde_json::Value as Json;
 
 use crate::token::jws::verify_jws;
 use crate::token::keys::Key;
-use crate::token::KeySet;
+use crate::token::{KeySet, ProviderKeys};
 
 const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/wycheproof/");
 
@@ -93,7 +98,7 @@ fn the_jws_layer_accepts_exactly_the_valid_wycheproof_hs256_tokens() {
                     "tcId {id} has no kid"
                 );
             }
-            let result = verify_jws(token, &keys);
+            let result = verify_jws(token, &keys, None);
             if result.is_ok() != valid {
                 wrong.push(format!("tcId {id} ({}): {result:?}", text(test, "comment")));
             }
@@ -112,4 +117,46 @@ fn names_a_kid(header_b64: &str) -> bool {
         .ok()
         .and_then(|header| serde_json::from_slice::<Json>(&header).ok())
         .is_some_and(|header| header["kid"].is_string())
+}
+
+#[test]
+fn the_jws_layer_accepts_exactly_the_valid_wycheproof_rs256_and_es256_tokens() {
+    let file = load("json_web_signature_test.json");
+    let own = KeySet::of(Vec::new());
+    let (mut checked, mut groups, mut refused_sets) = (0, 0, 0);
+    let mut wrong = Vec::new();
+    for group in file["testGroups"].as_array().unwrap() {
+        let jwk = &group["public"];
+        // Our algorithms' keys, and the keys that name none.
+        let ours = matches!(jwk["alg"].as_str(), Some("RS256" | "ES256"));
+        let unpinned = jwk.is_object() && jwk["alg"].is_null();
+        if !(ours || unpinned) {
+            continue;
+        }
+        groups += 1;
+        let provider = ProviderKeys::parse(&format!(r#"{{"keys":[{jwk}]}}"#), &own);
+        refused_sets += usize::from(provider.is_err());
+        for test in group["tests"].as_array().unwrap() {
+            let id = test["tcId"].as_u64().unwrap();
+            let token = text(test, "jws");
+            let valid = text(test, "result") == "valid";
+            let result = match &provider {
+                Ok(provider) => verify_jws(token, &own, Some(provider.keys())).map(|_| ()),
+                Err(err) => {
+                    assert!(!valid, "tcId {id}: a valid vector's key refused: {err}");
+                    continue;
+                }
+            };
+            if result.is_ok() != valid {
+                wrong.push(format!("tcId {id} ({}): {result:?}", text(test, "comment")));
+            }
+            checked += 1;
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // ES256: 15 + 24; RS256: 226 + 5 + RFC 7520's figure twice; the 4 refused sets' own.
+    assert_eq!(
+        (groups, refused_sets, checked),
+        (10, 4, 15 + 24 + 226 + 5 + 2)
+    );
 }
