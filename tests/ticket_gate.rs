@@ -1,8 +1,9 @@
 //! A gated confirm that carries its `Queue-Ticket`, through the real edge (workerd): while
-//! the isolate's snapshot shows the ticket's place waiting, it is judged with no call to
-//! the room — a replay only, refused 429 `QUEUE_PASS_REQUIRED`, `Retry-After: 1`, when
-//! the origin has nothing to replay, and replayed when it has (a buyer back in the line
-//! retrying a paid order) — and whoever holds a pass, or bought with it and sends the
+//! the isolate's snapshot shows the ticket's place waiting, it is refused at the edge —
+//! 429 `QUEUE_PASS_REQUIRED`, `Retry-After` the place's poll interval, the body naming
+//! `GET /payments/{orderId}` — with no call to the room or the origin, however many are
+//! sent; a buyer back in the line reads a paid order there, and its retry without the
+//! waiting ticket is replayed. Whoever holds a pass, or bought with it and sends the
 //! confirm again, or sends a ticket not their own, goes on to the room and the origin as
 //! before.
 
@@ -40,21 +41,6 @@ async fn confirm(system: &System, token: &str, order_id: &str, ticket: &str) -> 
         .expect("the edge answers")
 }
 
-async fn code_of(answer: reqwest::Response) -> (StatusCode, Option<String>, String) {
-    let status = answer.status();
-    let retry_after = answer
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let body: Value = answer.json().await.expect("a JSON body");
-    (
-        status,
-        retry_after,
-        body["code"].as_str().unwrap_or_default().to_owned(),
-    )
-}
-
 /// One buyer admitted (the limit is 1) and one waiting, with their tickets.
 async fn one_admitted_one_waiting() -> (System, [(String, String); 2]) {
     let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", EVENT)]).await;
@@ -75,9 +61,34 @@ async fn one_admitted_one_waiting() -> (System, [(String, String); 2]) {
     (system, held)
 }
 
+/// How many confirms reached the origin, as its metrics count them.
+async fn origin_confirms(system: &System) -> u64 {
+    system
+        .origin_metrics()
+        .await
+        .lines()
+        .filter(|line| {
+            line.starts_with("origin_http_requests_total{")
+                && line.contains(r#"route="/payments/confirm""#)
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
 #[tokio::test]
 async fn a_waiting_ticket_holders_confirm_is_refused_with_no_call_to_the_room() {
     let (system, [_, (token, ticket)]) = one_admitted_one_waiting().await;
+    let poll_after = {
+        let placed: Value = ticket_poll(&system, &token, EVENT, &ticket)
+            .await
+            .json()
+            .await
+            .expect("a JSON body");
+        placed["pollAfterSeconds"]
+            .as_u64()
+            .expect("a poll interval")
+    };
+    let origin_before = origin_confirms(&system).await;
     // The isolate's copy of the room's snapshot, fresh from a ticket poll: a second's.
     let refused = eventually(
         "refused without the room",
@@ -89,28 +100,119 @@ async fn a_waiting_ticket_holders_confirm_is_refused_with_no_call_to_the_room() 
                 StatusCode::OK
             );
             let before = health(&system, &system.edge).await;
-            let answer = code_of(confirm(&system, &token, "order-w1", &ticket).await).await;
+            let answer = confirm(&system, &token, "order-w1", &ticket).await;
             let after = health(&system, &system.edge).await;
             let grew = |name: &str| count(&after, name) - count(&before, name);
+            let status = answer.status();
+            let retry_after = answer.headers().get("retry-after").cloned();
+            let body: Value = answer.json().await.map_err(|err| err.to_string())?;
             (grew("roomCalls") == 0)
-                .then_some(answer.clone())
-                .ok_or(format!("{answer:?}, {} room calls", grew("roomCalls")))
+                .then_some((status, retry_after, body.clone()))
+                .ok_or(format!("{body}, {} room calls", grew("roomCalls")))
         },
     )
     .await;
+    let (status, retry_after, body) = refused;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["code"], "QUEUE_PASS_REQUIRED", "{body}");
+    assert_eq!(body["payment"], "/payments/order-w1", "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("GET /payments/order-w1"), "{body}");
+    let retry_after: u64 = retry_after
+        .and_then(|value| value.to_str().ok()?.parse().ok())
+        .expect("a Retry-After in whole seconds");
+    assert!(
+        retry_after >= 1 && retry_after == poll_after.max(1),
+        "Retry-After {retry_after}, the poll's {poll_after}"
+    );
     assert_eq!(
-        refused,
-        (
-            StatusCode::TOO_MANY_REQUESTS,
-            Some("1".into()),
-            "QUEUE_PASS_REQUIRED".into()
-        )
+        origin_confirms(&system).await,
+        origin_before,
+        "no origin call"
     );
     assert_eq!(
         system.ledger().await["requestCount"],
         0,
         "nothing reached the PG"
     );
+}
+
+/// The line retries its confirms as a million people would, each at the user window's
+/// rate and past it: every one is refused at the edge, and neither the room nor the
+/// origin hears of any — the edge's whole reason to exist.
+#[tokio::test]
+async fn a_waiting_lines_flood_of_confirms_reaches_neither_the_room_nor_the_origin() {
+    const WAITING: usize = 20;
+    const EACH: usize = 15;
+    let system = start(&[("QUEUE_ADMIT_LIMIT", "1"), ("GATED_EVENTS", EVENT)]).await;
+    define(
+        &system,
+        json!({ "eventId": EVENT, "stock": 10, "amount": 1000 }),
+    )
+    .await;
+    let admitted = system.token("holder", 600);
+    assert_eq!(enter(&system, &admitted, EVENT).await["admitted"], true);
+    let mut line = Vec::new();
+    for index in 0..WAITING {
+        let token = system.token(&format!("waiting-{index}"), 600);
+        let entered = enter(&system, &token, EVENT).await;
+        assert_eq!(entered["admitted"], false, "{entered}");
+        let ticket = entered["ticket"].as_str().expect("a ticket").to_owned();
+        line.push((token, ticket));
+    }
+    // Every place in the isolate's copy of the snapshot before the flood.
+    let (last_token, last_ticket) = line.last().expect("a line");
+    ticket_poll_until(&system, last_token, last_ticket, |p| p["position"].is_u64()).await;
+    let before = health(&system, &system.edge).await;
+    let origin_before = origin_confirms(&system).await;
+
+    let flood = line.iter().enumerate().map(|(index, (token, ticket))| {
+        let system = &system;
+        async move {
+            let mut codes = Vec::new();
+            for attempt in 0..EACH {
+                let order = format!("order-{index}-{attempt}");
+                let answer = confirm(system, token, &order, ticket).await;
+                let status = answer.status();
+                let body: Value = answer.json().await.expect("a JSON body");
+                codes.push((status, body["code"].as_str().unwrap_or_default().to_owned()));
+            }
+            codes
+        }
+    });
+    let answers: Vec<_> = futures_util::future::join_all(flood)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(answers.len(), WAITING * EACH);
+    let refused = (
+        StatusCode::TOO_MANY_REQUESTS,
+        "QUEUE_PASS_REQUIRED".to_owned(),
+    );
+    assert!(
+        answers.iter().all(|answer| *answer == refused),
+        "{answers:?}"
+    );
+
+    let after = health(&system, &system.edge).await;
+    let grew = |name: &str| count(&after, name) - count(&before, name);
+    assert_eq!(
+        grew("roomCalls"),
+        grew("snapshotsFetched") + grew("snapshotsFailed"),
+        "only the snapshot's refreshes: {after}"
+    );
+    assert_eq!(
+        grew("refusedFromMemory"),
+        (WAITING * EACH) as u64,
+        "{after}"
+    );
+    assert_eq!(
+        origin_confirms(&system).await,
+        origin_before,
+        "0 origin calls"
+    );
+    assert_eq!(system.ledger().await["requestCount"], 0);
 }
 
 #[tokio::test]
@@ -167,9 +269,10 @@ async fn another_users_ticket_is_ignored_and_the_room_decides() {
 }
 
 /// A buyer who paid, came back to the line and waits there retries the paid order with
-/// the new ticket: the snapshot shows the place waiting, and the answer is the replay.
+/// the new ticket: refused at the edge, the body naming where the paid order is read —
+/// and read there; the same retry without the waiting ticket is replayed by the origin.
 #[tokio::test]
-async fn a_paid_order_retried_with_a_waiting_ticket_is_replayed() {
+async fn a_paid_order_retried_with_a_waiting_ticket_is_pointed_to_its_outcome() {
     let (system, [(token, ticket), (waiting, waiting_ticket)]) = one_admitted_one_waiting().await;
     let first = confirm(&system, &token, "order-b1", &ticket).await;
     assert_eq!(first.status(), StatusCode::CREATED);
@@ -190,7 +293,37 @@ async fn a_paid_order_retried_with_a_waiting_ticket_is_replayed() {
     .await;
 
     let again = confirm(&system, &token, "order-b1", new_ticket).await;
-    assert_replayed(again, StatusCode::CREATED, &first).await;
+    assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS);
+    let refused: Value = again.json().await.expect("a JSON body");
+    assert_eq!(refused["code"], "QUEUE_PASS_REQUIRED", "{refused}");
+    let outcome = refused["payment"].as_str().expect("where the outcome is");
+    let read = system
+        .http
+        .get(format!("{}{outcome}", system.edge))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("the edge answers");
+    assert_eq!(read.status(), StatusCode::OK);
+    let read: Value = read.json().await.expect("a JSON body");
+    assert_eq!(read["status"], "APPROVED", "{read}");
+    assert_eq!(read["orderId"], "order-b1", "{read}");
+
+    let without_ticket = system
+        .http
+        .post(format!("{}/payments/confirm", system.edge))
+        .bearer_auth(&token)
+        .header("idempotency-key", "order-b1")
+        .json(&json!({
+            "orderId": "order-b1",
+            "paymentKey": "pk-order-b1",
+            "amount": 1000,
+            "eventId": EVENT,
+        }))
+        .send()
+        .await
+        .expect("the edge answers");
+    assert_replayed(without_ticket, StatusCode::CREATED, &first).await;
     assert_eq!(system.ledger().await["requestCount"], 1, "bought once");
 }
 

@@ -3,6 +3,7 @@
 use rules::drop::RoomUpdate;
 use rules::paused;
 use rules::queue::eta::advice;
+use rules::queue::snapshot::Snapshot;
 use serde::{Deserialize, Serialize};
 
 /// A call to a waiting room, on behalf of one user.
@@ -221,6 +222,20 @@ pub struct LineState {
     pub held: bool,
     pub closed: bool,
     pub rate_per_second: Option<f64>,
+}
+
+impl LineState {
+    /// The line's state as a room's snapshot shows it.
+    pub fn of(snapshot: &Snapshot) -> Self {
+        Self {
+            admit_limit: snapshot.admit_limit,
+            sold_out: snapshot.sold_out,
+            paused_until: snapshot.paused_until,
+            held: snapshot.held,
+            closed: snapshot.closed,
+            rate_per_second: snapshot.rate_per_second,
+        }
+    }
 }
 
 impl Placement {

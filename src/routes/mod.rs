@@ -172,7 +172,7 @@ async fn route(
         _ => return Err(ApiError::not_found()),
     };
 
-    let claims = verify_bearer(&headers, &config, now_ms)?;
+    let claims = verify_bearer(&headers, &config, now_ms).await?;
     let route = config.rate_limits.for_request(method.as_ref(), &path);
     // A ticket holder's poll is answered from the room's snapshot: no object call.
     if let (Authenticated::QueueStatus(event_id), None) = (&authenticated, route) {
@@ -205,6 +205,11 @@ async fn route(
         limits.refuse_from_memory(now_ms)?;
     }
     let authenticated = authenticated.read_confirm().await;
+    if let Authenticated::Confirm(input) = &authenticated {
+        if let Ok(input) = input.as_ref() {
+            payments::ticket_gate::refuse_waiting(env, &config, &claims, input, now_ms).await?;
+        }
+    }
     let window = limits.as_ref().map(Limits::user_check);
     let caller = authenticate(env, &config, claims, window, now_ms).await?;
     let user_admitted = match limits {

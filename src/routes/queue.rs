@@ -93,19 +93,11 @@ pub async fn status_from_ticket(
         .await
         .map_err(soft_unavailable)?;
     let place = snapshot.place_held(held).ok_or_else(not_in_queue)?;
-    let line = LineState {
-        admit_limit: snapshot.admit_limit,
-        sold_out: snapshot.sold_out,
-        paused_until: snapshot.paused_until,
-        held: snapshot.held,
-        closed: snapshot.closed,
-        rate_per_second: snapshot.rate_per_second,
-    };
     let placement = Placement::of(
         place.position,
         place.admitted,
         place.pass_expires_at,
-        line,
+        LineState::of(&snapshot),
         snapshot.as_of,
     );
     Ok(Response::from_json(&QueueStatus {

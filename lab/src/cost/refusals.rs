@@ -1,8 +1,8 @@
 //! `lab cost --refusals`: the edge's cheapest refusals, over several runs, each beside
 //! `/healthz` measured in the same workerd just before it — a gated confirm judged from
-//! the room's snapshot (its place waiting: since issue 33 a replay only, refused once the
-//! origin has nothing to replay, with no call to the room), one user past the user
-//! window, and everyone past the global window (both from the isolate's memory). One run's ratio is noise on this
+//! the room's snapshot (its place waiting: refused before the caller's session, with no
+//! call to the room or the origin), one user past the user window, and everyone past the
+//! global window (both from the isolate's memory). One run's ratio is noise on this
 //! shared machine; the spread over runs is the figure (`docs/edge-refusals.md`).
 
 use std::fmt::Write as _;
@@ -22,7 +22,7 @@ const LINE: u64 = 300;
 
 /// The refusals, in the page's order.
 const ROWS: [&str; 3] = [
-    "gated confirm with its Queue-Ticket, its place waiting (the snapshot, a replay only)",
+    "gated confirm with its Queue-Ticket, its place waiting (the snapshot, before the session)",
     "one user past the user window (5/1s)",
     "refused by the global window (1/10m)",
 ];

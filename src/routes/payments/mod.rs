@@ -38,9 +38,10 @@ pub struct Confirming<'a> {
 /// For a gated event the gate goes first: a claimed pass is signed into the request
 /// (`rules::pass`), and only then does the confirm count in the global window
 /// (`admitted`, the user's window's admission). A confirm with no pass to claim — none
-/// live, its ticket's place waiting, payments paused, the drop not open — goes on as a
-/// replay only: the origin answers it from what exists (the approved retry whose pass is
-/// spent) or refuses it, and it neither spends nor frees a pass.
+/// live, payments paused, the drop not open — goes on as a replay only: the origin
+/// answers it from what exists (the approved retry whose pass is spent) or refuses it,
+/// and it neither spends nor frees a pass. One whose ticket's place waits never came
+/// this far (`ticket_gate`).
 pub async fn confirm(
     input: ConfirmInput,
     at: Confirming<'_>,
@@ -58,7 +59,7 @@ pub async fn confirm(
         idempotency_key,
         body,
         confirm,
-        ticket,
+        ticket: _,
     } = input;
     let order_id = confirm.order_id.as_str();
     let gated = match confirm.event_id.as_deref() {
@@ -68,15 +69,7 @@ pub async fn confirm(
     let room = gated
         .map(|event_id| WaitingRoomClient::new(env, &config.ticket_key, event_id, &caller.sub));
     let passage = match (gated, &room) {
-        (Some(event_id), Some(room)) => {
-            let waiting = match ticket.as_deref() {
-                Some(ticket) => {
-                    ticket_gate::place_waiting(env, config, caller, ticket, event_id, now_ms).await
-                }
-                None => false,
-            };
-            pass_for(room, event_id, order_id, now_ms, waiting).await?
-        }
+        (Some(event_id), Some(room)) => pass_for(room, event_id, order_id, now_ms).await?,
         _ => Passage::ungated(),
     };
     let Passage {

@@ -74,24 +74,16 @@ impl Passage {
     }
 }
 
-/// The gate's word for a confirm of `order_id` in a gated event, its ticket's place
-/// `waiting` in the isolate's snapshot or not. It never fails open: a pass that cannot
-/// be checked is a refusal.
+/// The gate's word for a confirm of `order_id` in a gated event. It never fails open: a
+/// pass that cannot be checked is a refusal.
 pub(super) async fn pass_for(
     room: &WaitingRoomClient<'_>,
     event_id: &str,
     order_id: &str,
     now_ms: i64,
-    waiting: bool,
 ) -> Result<Passage, ApiError> {
     if let Some(until) = memory::payments_paused_until(now_ms) {
         return Ok(Passage::replay_only(payments_paused(until, now_ms)));
-    }
-    if waiting {
-        return Ok(Passage::replay_only(
-            pass_required("your place is still waiting for its turn")
-                .with_header("retry-after", "1"),
-        ));
     }
     let refusal = match room.claim_pass(order_id).await {
         Ok(PassClaim::Granted { room, fresh }) => {
