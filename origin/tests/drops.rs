@@ -11,7 +11,6 @@ use axum::http::{Request, StatusCode};
 use axum::routing::post;
 use axum::Router;
 use origin::clock::now_ms;
-use origin::store::Store as _;
 use rules::drop::RoomState;
 use serde_json::{json, Value};
 use support::{serve, signed, simulator, Origin, OPERATOR_TOKEN};

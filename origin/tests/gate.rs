@@ -11,7 +11,7 @@ use axum::http::{Request, StatusCode};
 use axum::routing::post;
 use axum::Router;
 use origin::clock::now_ms;
-use origin::store::{EventSpec, Store as _};
+use origin::store::EventSpec;
 use rules::drop::{RoomSettings, RoomState};
 use rules::pass::Gate;
 use serde_json::{json, Value};

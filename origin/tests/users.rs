@@ -5,7 +5,6 @@ use crate::support;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use origin::store::Store as _;
 use origin::users::{add_user, UserAdded};
 use serde_json::json;
 use support::{signed, simulator, Origin};

@@ -101,7 +101,27 @@ pub fn path_segment(value: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::path_segment;
+    use super::{client, path_segment, send, Sent};
+    use tokio::io::AsyncReadExt as _;
+
+    /// Toss's and Stripe's APIs are https: the client opens a TLS session (its first
+    /// record a handshake, 0x16), and a peer that never completes it is a call that
+    /// was not sent.
+    #[tokio::test]
+    async fn an_https_url_is_spoken_to_in_tls_and_a_failed_handshake_is_not_sent() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let peer = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut first = [0u8; 1];
+            socket.read_exact(&mut first).await.unwrap();
+            first[0]
+        });
+        let http = client().unwrap();
+        let sent = send(http.get(format!("https://127.0.0.1:{port}/v1/payments/x"))).await;
+        assert_eq!(peer.await.unwrap(), 0x16, "a TLS handshake record");
+        assert!(matches!(sent, Sent::Unconnected(_)), "{sent:?}");
+    }
 
     #[test]
     fn an_id_is_one_percent_encoded_segment_or_none() {

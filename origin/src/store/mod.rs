@@ -9,6 +9,7 @@ mod controls;
 mod events;
 mod idempotency;
 mod nonces;
+mod one_writer;
 mod open;
 pub mod outbox;
 mod outbox_sql;

@@ -25,7 +25,7 @@ use origin::policy::recovery::RecoveryConfig;
 use origin::recovery::Recovery;
 use origin::routes::{admin_app, app, metrics_app};
 use origin::state::AppState;
-use origin::store::sqlite::SqliteStore;
+use origin::store::Store;
 use origin::users::Passwords;
 use rules::pass::{Gate, PASS_HEADER};
 use rules::signing::SignedRequest;
@@ -41,7 +41,7 @@ pub struct Origin {
     /// The operator listener's routes.
     pub admin: Router,
     pub metrics: Router,
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<dyn Store>,
     /// What the console's history samples, to take a sample when a test says.
     pub history: origin::history::Sources,
     /// The delivery of the outbox to the merchant, where one runs: stopped on drop.
@@ -132,11 +132,10 @@ impl Origin {
         let db = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", db.path().join("origin.sqlite3").display());
         let metrics = Arc::new(Metrics::default());
-        let store = Arc::new(
-            SqliteStore::open(&url, Duration::from_secs(3), keys::cipher("v1"))
-                .await
-                .unwrap(),
-        );
+        // As `origin serve` opens it: on SQLite, its writes one at a time.
+        let store = origin::store::open(&url, Duration::from_secs(3), keys::cipher("v1"))
+            .await
+            .unwrap();
         let gateway = toss::adapter(gateway_url);
         let (webhooks, _hints) = origin::recovery::hints::Hints::new();
         let state = AppState {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use origin::store::{NewPayment, Outcome, Store};
+use origin::store::{NewPayment, Outcome};
 use serde_json::Value;
 
 use super::{simulator, Origin, OPERATOR_TOKEN};
