@@ -45,6 +45,16 @@ impl Run {
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err);
+        // As from a user's shell: without what cargo hands a test of its package
+        // (CARGO_MANIFEST_DIR, CARGO_PKG_NAME, OUT_DIR …). Build scripts rerun when those
+        // differ from their last run (ring's reads six of them), so `make run`'s cargo
+        // would rebuild ring and all above it, the origin included, for this test and
+        // again for the next `make test`.
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(injected_by_cargo) {
+                command.env_remove(name);
+            }
+        }
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let child = command.spawn().expect("make run starts");
         let mut run = Run { child, log };
@@ -181,4 +191,20 @@ async fn make_run_starts_again_on_the_state_it_left_and_logs_in_after() {
     );
     login_and_confirm(&http, &edge, "a-new-demo-password", "order-third-run").await;
     third.interrupt();
+}
+
+/// The variables cargo (and nextest) set for a test of a package, which no shell has.
+fn injected_by_cargo(name: &str) -> bool {
+    name == "CARGO"
+        || name == "OUT_DIR"
+        || name == "CARGO_PRIMARY_PACKAGE"
+        || name == "CARGO_TARGET_TMPDIR"
+        || [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
 }
