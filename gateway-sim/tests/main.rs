@@ -13,4 +13,5 @@ mod lookups;
 mod server;
 mod settlements;
 mod test_codes;
+mod unknown_keys;
 mod webhooks;

@@ -14,6 +14,7 @@ mod gate;
 mod log_output;
 mod outbox;
 mod payments;
+mod probes;
 mod reconciliation_workbooks;
 mod reconciliations;
 mod recovery_leases;

@@ -17,10 +17,16 @@
 //! `400 ALREADY_PROCESSED_PAYMENT`; an order already paid under another
 //! `paymentKey`: `400 DUPLICATED_ORDER_ID` — neither charges anything.
 //!
+//! A `paymentKey` starting `probe-` is one no window made: answered 404
+//! `NOT_FOUND_PAYMENT` once the fault mode has taken its time, neither received nor
+//! charged ([`unknown`]).
+//!
 //! `TossPayments-Test-Code: <CODE>` with a test key (ignored with a live one)
 //! answers that code, with Toss's status for it ([`codes::test_code_status`]),
 //! and charges nothing; the `testCode` fault does the same to every confirm,
 //! as if each carried the header (a header wins over the fault).
+
+mod unknown;
 
 use std::future::pending;
 use std::time::Duration;
@@ -111,6 +117,9 @@ pub(super) async fn confirm(
     })?;
     // Held until the mode is done with the confirm; given back on every return.
     let slot = queued.slot().await;
+    if unknown::is_unknown(&request.payment_key) {
+        return unknown::refuse(&faults, slot, connection, &order_id).await;
+    }
     let received = state
         .with_ledger(|ledger| ledger.receive(request, now_ms(), faults.max_per_second))
         .map_err(|limited| {

@@ -101,6 +101,15 @@ pub trait Gateway: Send + Sync {
     /// found" above all); the breaker's look-up probe. Bounded by the caller.
     async fn answers(&self, probe_id: &str) -> bool;
 
+    /// Whether the PG's confirm path answers: a confirm of a payment that cannot exist
+    /// (`probe_id` as its key, its order and its Idempotency-Key), which charges nobody. Any
+    /// answer but a 5xx or a 429 is the path working — Toss's `NOT_FOUND_PAYMENT` or
+    /// `NOT_FOUND_PAYMENT_SESSION`, Stripe's 404 `resource_missing` above all; a PG whose
+    /// confirms stall leaves it unanswered as it leaves payments. The breaker's confirm
+    /// probe, once a payment it let through half-open went unanswered. Bounded by the
+    /// caller.
+    async fn answers_confirm(&self, probe_id: &str) -> bool;
+
     /// Cancels (refunds in full) an approved payment, under [`Order::cancel_key`].
     async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer;
 

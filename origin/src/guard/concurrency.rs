@@ -17,10 +17,10 @@ use tokio::time::Instant;
 
 use super::{lock, Refusal};
 use crate::metrics::{ConcurrencyGauges, Metrics};
-use crate::policy::concurrency::{Admission, ConcurrencyLimit, LimitMode, Sample};
+use crate::policy::concurrency::{Admission, ConcurrencyLimit, LimitMode, Sample, Ticket};
 
-/// What a waiting call is told: a slot is its, or why it is refused.
-type Handed = Result<(), Refusal>;
+/// What a waiting call is told: the slot that is its, or why it is refused.
+type Handed = Result<Ticket, Refusal>;
 
 pub(super) struct Slots {
     max_wait: Duration,
@@ -74,7 +74,7 @@ impl Slots {
             let admission = line.limit.arrive(self.now_ms());
             self.publish(&mut line);
             match admission {
-                Admission::Now => return Ok(Slot::new(self)),
+                Admission::Now(ticket) => return Ok(Slot::new(self, ticket)),
                 Admission::Refused => return Err(Refusal::ConcurrencyLimited),
                 Admission::Wait => {
                     let (sender, handed) = oneshot::channel();
@@ -95,7 +95,7 @@ impl Slots {
         match tokio::time::timeout(self.max_wait, &mut waiting.handed).await {
             Ok(Ok(handed)) => {
                 waiting.over = true;
-                handed.map(|()| Slot::new(self))
+                handed.map(|ticket| Slot::new(self, ticket))
             }
             _ => waiting.leave(),
         }
@@ -127,13 +127,18 @@ impl Slots {
 
     /// Hands free slots to the calls waiting, first come first served.
     fn hand_over(&self, line: &mut Line) {
-        while !line.waiters.is_empty() && line.limit.hand_over() {
-            let Some(waiter) = line.waiters.pop_front() else {
+        let now_ms = self.now_ms();
+        while !line.waiters.is_empty() {
+            let Some(ticket) = line.limit.hand_over(now_ms) else {
                 break;
             };
-            if waiter.handed.send(Ok(())).is_err() {
+            let Some(waiter) = line.waiters.pop_front() else {
+                line.limit.release(ticket);
+                break;
+            };
+            if waiter.handed.send(Ok(ticket)).is_err() {
                 // Its call is gone: the slot goes to the next.
-                line.limit.release();
+                line.limit.release(ticket);
             }
         }
         self.publish(line);
@@ -173,7 +178,7 @@ impl<'a> Waiting<'a> {
         }
         drop(line);
         match self.handed.try_recv() {
-            Ok(handed) => handed.map(|()| Slot::new(slots)),
+            Ok(handed) => handed.map(|ticket| Slot::new(slots, ticket)),
             // Out of the line and never told: nothing else takes a waiter out.
             Err(_) => Err(Refusal::ConcurrencyLimited),
         }
@@ -194,14 +199,16 @@ impl Drop for Waiting<'_> {
 /// One slot under the limit, held by a call from before it is sent until its answer.
 pub(super) struct Slot<'a> {
     slots: &'a Slots,
+    ticket: Ticket,
     /// How the call went, once it is known.
     sample: Option<Sample>,
 }
 
 impl<'a> Slot<'a> {
-    fn new(slots: &'a Slots) -> Self {
+    fn new(slots: &'a Slots, ticket: Ticket) -> Self {
         Self {
             slots,
+            ticket,
             sample: None,
         }
     }
@@ -217,8 +224,8 @@ impl Drop for Slot<'_> {
         let slots = self.slots;
         let mut line = lock(&slots.line);
         match self.sample.take() {
-            Some(sample) => line.limit.finish(slots.now_ms(), sample),
-            None => line.limit.release(),
+            Some(sample) => line.limit.finish(self.ticket, slots.now_ms(), sample),
+            None => line.limit.release(self.ticket),
         }
         slots.hand_over(&mut line);
     }

@@ -9,7 +9,10 @@
 //! - **Half-open** lets probes through one at a time and refuses the rest. A probe that
 //!   fails or is slow re-opens it at once — so a gateway still down costs one probe a
 //!   cycle, not `half_open_calls` — and after `half_open_calls` probes in a row came back
-//!   fast and well, it closes with a fresh window.
+//!   fast and well, it closes with a fresh window. With look-up probes ([`probe`]), an
+//!   open breaker turns half-open only once the PG answered one; and after a call let
+//!   through half-open went unanswered, only once the PG answered a confirm probe — so a
+//!   PG whose look-ups answer while its confirms stall gets one payment, not one a cycle.
 //!
 //! **In-flight evidence.** A call still in flight at `slow_call_ms` is already known to
 //! be slow: it counts as a slow call from that moment, not when it ends — so a stalled
@@ -148,6 +151,9 @@ pub struct Breaker {
     /// ([`probe`]).
     probed: bool,
     probe_out: bool,
+    /// A call let through half-open went unanswered (slow or failed) since the breaker
+    /// last closed: its probes are confirm probes until it closes again ([`probe`]).
+    confirm_unanswered: bool,
 }
 
 impl Breaker {
@@ -164,6 +170,7 @@ impl Breaker {
             waiting: 0,
             probed: false,
             probe_out: false,
+            confirm_unanswered: false,
         }
     }
 
@@ -248,7 +255,7 @@ impl Breaker {
             self.tally.fail(flight.call);
             return match self.state {
                 BreakerState::Closed => self.closed_trips(now_ms),
-                BreakerState::HalfOpen => Some(self.move_to(BreakerState::Open, now_ms)),
+                BreakerState::HalfOpen => Some(self.reopen(now_ms)),
                 BreakerState::Open => None,
             };
         }
@@ -270,7 +277,7 @@ impl Breaker {
             BreakerState::HalfOpen => {
                 self.probes_in_flight = self.probes_in_flight.saturating_sub(1);
                 if judged.failed || judged.slow {
-                    return Some(self.move_to(BreakerState::Open, now_ms));
+                    return Some(self.reopen(now_ms));
                 }
                 self.tally.push(judged, self.config.half_open_calls);
                 (self.tally.calls() >= self.config.half_open_calls)
@@ -302,10 +309,18 @@ impl Breaker {
         self.in_flight.remove(index)
     }
 
+    /// A call let through half-open went unanswered: open again, and (with look-up
+    /// probes) probe the confirm path itself from now on.
+    fn reopen(&mut self, now_ms: u64) -> Transition {
+        self.confirm_unanswered = true;
+        self.move_to(BreakerState::Open, now_ms)
+    }
+
     /// Starts afresh, closed with an empty window: what an operator's return to
     /// [`BreakerMode::Auto`] does. The transition, unless it was closed already.
     pub fn reset(&mut self, now_ms: u64) -> Option<Transition> {
         if self.state == BreakerState::Closed {
+            self.confirm_unanswered = false;
             self.tally = Tally::default();
             self.in_flight.clear();
             self.generation += 1;
@@ -372,8 +387,10 @@ impl Breaker {
         self.probe_out = false;
         // Calls of the old generation no longer count, wherever they are.
         self.in_flight.clear();
-        if to == BreakerState::Open {
-            self.opened_at_ms = now_ms;
+        match to {
+            BreakerState::Open => self.opened_at_ms = now_ms,
+            BreakerState::Closed => self.confirm_unanswered = false,
+            BreakerState::HalfOpen => {}
         }
         transition
     }

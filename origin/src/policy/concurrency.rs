@@ -19,7 +19,14 @@
 //!   the window has not yet measured doubles the limit every round trip, as TCP's slow
 //!   start does). Nothing else raises it: a stalled PG answers nothing, so a wave that
 //!   arrives with the stall finds the limit where the healthy PG left it.
-//! - **Halved by an unhealthy answer** (a failure or a slow call), never below the floor.
+//! - **At the floor as soon as a call is overdue.** The limit knows when each call took
+//!   its slot; one still out at `healthy_ms` is already known to be slow, and from that
+//!   moment until it ends the limit stands at its floor and no answer raises it — unless a
+//!   call that took its slot after it comes back healthy: a PG that answers the calls sent
+//!   after it is working, and the overdue one is a straggler. A stalled PG answers nothing
+//!   sent after the stall began, so a stall is held at the floor a threshold in, not at
+//!   the first timeout. An unhealthy answer (a failure or a slow call) sets it to the floor
+//!   too.
 //! - **Back to what is needed** once no call has waited for a window: the limit falls to
 //!   Little's figure, so the headroom a burst earned is not left open for the next stall.
 //!
@@ -30,6 +37,8 @@ mod window;
 
 #[cfg(test)]
 mod tests;
+
+use std::collections::VecDeque;
 
 use window::Window;
 
@@ -69,11 +78,17 @@ impl LimitMode {
     }
 }
 
+/// A slot held under the limit, from [`Admission::Now`] or [`ConcurrencyLimit::hand_over`]
+/// until [`ConcurrencyLimit::finish`] or [`ConcurrencyLimit::release`]. Tickets are given
+/// in the order slots are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ticket(u64);
+
 /// What a call arriving is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admission {
     /// A slot is its: send it.
-    Now,
+    Now(Ticket),
     /// Every slot is taken: it waits, and [`ConcurrencyLimit::hand_over`] gives it one.
     Wait,
     /// Every slot is taken and the line is full: refused, not sent.
@@ -88,16 +103,28 @@ pub struct Sample {
     pub failed: bool,
 }
 
+/// A call holding a slot: its ticket, and when it took the slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Held {
+    ticket: Ticket,
+    since_ms: u64,
+}
+
 /// The limit and the calls it governs.
 #[derive(Debug, Clone)]
 pub struct ConcurrencyLimit {
     floor: u32,
     ceiling: u32,
     adaptive: bool,
-    /// Below it, an answer that did not fail is healthy.
+    /// Below it, an answer that did not fail is healthy; a call out this long is overdue.
     healthy_ms: u64,
     limit: u32,
-    in_flight: u32,
+    /// The calls holding a slot, in the order they took it.
+    held: VecDeque<Held>,
+    next_ticket: u64,
+    /// The latest-taken slot whose call came back healthy: a call overdue that took its
+    /// slot before it is a straggler, not a stall.
+    answered: Option<Ticket>,
     waiting: u32,
     window: Window,
     /// When a call last had to wait.
@@ -115,7 +142,9 @@ impl ConcurrencyLimit {
             adaptive: matches!(mode, LimitMode::Adaptive { .. }),
             healthy_ms,
             limit: floor,
-            in_flight: 0,
+            held: VecDeque::new(),
+            next_ticket: 0,
+            answered: None,
             waiting: 0,
             window: Window::default(),
             waited_at_ms: None,
@@ -127,9 +156,8 @@ impl ConcurrencyLimit {
     pub fn arrive(&mut self, now_ms: u64) -> Admission {
         self.window.arrived(now_ms);
         self.settle(now_ms);
-        if self.waiting == 0 && self.in_flight < self.limit {
-            self.in_flight += 1;
-            return Admission::Now;
+        if self.waiting == 0 && self.in_flight() < self.limit {
+            return Admission::Now(self.hold(now_ms));
         }
         self.waited_at_ms = Some(now_ms);
         if self.waiting >= self.ceiling {
@@ -139,14 +167,14 @@ impl ConcurrencyLimit {
         Admission::Wait
     }
 
-    /// Whether the first call waiting may be sent now; if so, it holds a slot.
-    pub fn hand_over(&mut self) -> bool {
-        let free = self.waiting > 0 && self.in_flight < self.limit;
-        if free {
+    /// The first call waiting, if it may be sent now: the slot it holds.
+    pub fn hand_over(&mut self, now_ms: u64) -> Option<Ticket> {
+        self.settle(now_ms);
+        let free = self.waiting > 0 && self.in_flight() < self.limit;
+        free.then(|| {
             self.waiting -= 1;
-            self.in_flight += 1;
-        }
-        free
+            self.hold(now_ms)
+        })
     }
 
     /// A waiting call leaves the line without a slot: its wait ran out, or it was refused.
@@ -155,30 +183,72 @@ impl ConcurrencyLimit {
     }
 
     /// A call holding a slot ends without being sent, or without an answer to learn from.
-    pub fn release(&mut self) {
-        self.in_flight = self.in_flight.saturating_sub(1);
+    pub fn release(&mut self, ticket: Ticket) {
+        self.unhold(ticket);
     }
 
     /// A sent call is over: its slot is free, and the limit learns from how it went.
-    pub fn finish(&mut self, now_ms: u64, sample: Sample) {
-        let full = self.waiting > 0 || self.in_flight >= self.limit;
-        self.release();
+    pub fn finish(&mut self, ticket: Ticket, now_ms: u64, sample: Sample) {
+        let full = self.waiting > 0 || self.in_flight() >= self.limit;
+        let held = self.unhold(ticket);
         if !self.adaptive {
             return;
         }
         let healthy = !sample.failed && sample.latency_ms < self.healthy_ms;
         if !healthy {
-            self.limit = (self.limit / 2).max(self.floor);
+            self.limit = self.floor;
             return;
         }
+        if held {
+            self.answered = self.answered.max(Some(ticket));
+        }
         self.window.healthy(now_ms, sample.latency_ms);
+        // A call sent after this one is still out past the threshold: this answer was
+        // the PG's before the stall, and says nothing of it.
+        if self.overdue(now_ms) {
+            self.limit = self.floor;
+            return;
+        }
         let raised = self.limit.saturating_add(u32::from(full));
         self.limit = raised.max(self.needed(now_ms)).min(self.ceiling);
     }
 
-    /// Lowers a limit a burst raised back to what is needed, once no call has waited
-    /// for a window.
+    /// A slot taken at `now_ms`.
+    fn hold(&mut self, now_ms: u64) -> Ticket {
+        let ticket = Ticket(self.next_ticket);
+        self.next_ticket += 1;
+        self.held.push_back(Held {
+            ticket,
+            since_ms: now_ms,
+        });
+        ticket
+    }
+
+    /// Frees `ticket`'s slot: whether it held one.
+    fn unhold(&mut self, ticket: Ticket) -> bool {
+        let index = self.held.binary_search_by_key(&ticket, |held| held.ticket);
+        index.is_ok_and(|index| self.held.remove(index).is_some())
+    }
+
+    /// Whether a call is out past `healthy_ms` that took its slot after the latest call
+    /// that came back healthy.
+    fn overdue(&self, now_ms: u64) -> bool {
+        let Some(slow_since) = now_ms.checked_sub(self.healthy_ms) else {
+            return false;
+        };
+        self.held
+            .iter()
+            .filter(|held| self.answered.is_none_or(|answered| held.ticket > answered))
+            .any(|held| held.since_ms <= slow_since)
+    }
+
+    /// Holds the limit at the floor while a call is overdue; otherwise lowers a limit a
+    /// burst raised back to what is needed, once no call has waited for a window.
     fn settle(&mut self, now_ms: u64) {
+        if self.adaptive && self.overdue(now_ms) {
+            self.limit = self.floor;
+            return;
+        }
         let quiet = self
             .waited_at_ms
             .is_none_or(|at| now_ms.saturating_sub(at) >= WINDOW_MS);
@@ -206,8 +276,9 @@ impl ConcurrencyLimit {
         self.limit
     }
 
+    /// The calls holding a slot.
     pub fn in_flight(&self) -> u32 {
-        self.in_flight
+        self.held.len() as u32
     }
 
     pub fn waiting(&self) -> u32 {

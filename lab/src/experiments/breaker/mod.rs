@@ -24,7 +24,8 @@ const SECONDS: u64 = 90;
 const OUTAGE: Duration = Duration::from_secs(40);
 /// The acceptance bound on UNKNOWN payments in one run, with the limit on (issue 36).
 const UNKNOWN_BOUND: f64 = 5.0;
-/// Probes a failing half-open cycle sends: one at a time, the first stalled re-opens.
+/// Payments sent into a stall after the breaker first opened: the first half-open
+/// cycle's; after it went unanswered the breaker probes with confirms of no payment.
 const PROBES: f64 = 1.0;
 /// How soon after the breaker closes the limit must be back at its healthy level.
 const BACK_TO_NORMAL_S: f64 = 2.0;
@@ -295,7 +296,9 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<Report> {
              payments/s and 5 unrelated reads/s for {SECONDS} s. Origin defaults: timeout 3 s, \
              bulkhead 50, breaker window 20, min calls 10, failure rate 50 %, slow at 1 s \
              (counted while a call is still out) at a slow-call rate of 10 %, open 10 s, a \
-             look-up probe once the wait is over, then 3 half-open payments one at a time; the \
+             look-up probe once the wait is over (a confirm of a payment that cannot exist \
+             instead, once a half-open payment went unanswered), then 3 half-open payments \
+             one at a time; the \
              concurrency limit adaptive between 2 and 50, a call waiting at most 2 s for a slot. \
              \"limit off\" sets `GATEWAY_CONCURRENCY=off`; \"whole PG stalls\" delays the PG's \
              look-ups by 6 s as well (`statusDelayMs`), so the breaker's look-up probes go \

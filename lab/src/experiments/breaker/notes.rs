@@ -71,7 +71,7 @@ pub(super) fn breaker(variant: &Variant, f: &Figures) -> Vec<String> {
         .unknown_after_open
         .iter()
         .zip(&f.half_open_cycles)
-        .all(|(after, cycles)| *after <= PROBES * cycles);
+        .all(|(after, cycles)| *after <= PROBES.min(*cycles));
     let first_second = match (limited, variant.warm_up.is_zero()) {
         (true, true) => "the limit, still at its floor of 2 (nothing learned yet), lets 2 \
              out and makes the rest wait; the calls waiting count as traffic towards the \
@@ -95,12 +95,17 @@ pub(super) fn breaker(variant: &Variant, f: &Figures) -> Vec<String> {
         "Where the UNKNOWNs come from (breaker {label}): no answer comes back before the 3 s \
          timeout, but a call still out at the 1 s slow-call threshold counts as slow from then \
          on; {first_second} — {} UNKNOWN were sent before it first opened. Once open, the \
-         breaker's probe is a look-up of an order that cannot exist: it passes while only the \
-         confirms stall, and the half-open cycle then lets one payment through, the first \
-         still out at the threshold re-opening it; when the look-ups stall too, no cycle \
-         begins and no payment is sent. {} UNKNOWN were sent after it opened, at most one per \
-         half-open cycle in every run: {}.",
+         breaker's first probe is a look-up of an order that cannot exist: it passes while \
+         only the confirms stall, and the half-open cycle then lets one payment through, \
+         re-opened by it at the threshold. That payment went unanswered, so every later probe \
+         until the breaker closes is a confirm of a payment that cannot exist (`probe-…`, \
+         which the simulator refuses `NOT_FOUND_PAYMENT` once its fault mode has taken its \
+         time): unanswered within the threshold while the confirms stall, it keeps the \
+         breaker open and no payment is sent — {} half-open cycles before the PG recovered; \
+         when the look-ups stall too, no cycle begins and no payment is sent. {} UNKNOWN were \
+         sent after it first opened, at most one in every run: {}.",
         range(&f.unknown_before_open, 0),
+        range(&f.half_open_cycles, 0),
         range(&f.unknown_after_open, 0),
         if probes_only { "yes" } else { "**no**" },
     ));

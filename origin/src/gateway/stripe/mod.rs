@@ -162,6 +162,21 @@ impl Gateway for Stripe {
         http::answers(self.request(Method::GET, &path)).await
     }
 
+    /// `POST /v1/payment_intents/pi_<probe_id>/confirm`: the confirm of a PaymentIntent
+    /// that does not exist, which Stripe answers 404 `resource_missing`. (Ours create and
+    /// confirm in one `POST /v1/payment_intents`; this is the same API's confirm, and
+    /// needs no PaymentMethod, real or not.)
+    async fn answers_confirm(&self, probe_id: &str) -> bool {
+        let Some(segment) = http::path_segment(probe_id) else {
+            return false;
+        };
+        let path = format!("/v1/payment_intents/pi_{segment}/confirm");
+        let request = self
+            .request(Method::POST, &path)
+            .header("idempotency-key", probe_id);
+        http::answers(request).await
+    }
+
     async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer {
         let Some(reference) = order.reference else {
             return CancelAnswer::Unavailable {

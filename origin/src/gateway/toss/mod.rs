@@ -28,6 +28,9 @@ pub use codes::{
     Class, CANCELLED_BEFORE, CANCEL_LATER, CANCEL_REFUSED, DECLINED, NOT_SENT, UNKNOWN,
 };
 
+/// The amount a confirm probe names: any whole amount Toss would take.
+const PROBE_AMOUNT: i64 = 1_000;
+
 pub struct Toss {
     http: reqwest::Client,
     base_url: String,
@@ -142,6 +145,19 @@ impl Gateway for Toss {
             Some(request) => http::answers(request).await,
             None => false,
         }
+    }
+
+    /// `POST /v1/payments/confirm` with `probe_id` as the payment key and the order id (6
+    /// to 64 of `[A-Za-z0-9_-]`, as ours are): no payment window made such a key, so Toss
+    /// refuses it unprocessed, 404 `NOT_FOUND_PAYMENT` (or `NOT_FOUND_PAYMENT_SESSION`).
+    async fn answers_confirm(&self, probe_id: &str) -> bool {
+        let body = json!({
+            "paymentKey": probe_id,
+            "orderId": probe_id,
+            "amount": PROBE_AMOUNT,
+        });
+        let request = self.post("/v1/payments/confirm", probe_id).json(&body);
+        http::answers(request).await
     }
 
     async fn cancel(&self, order: &Order<'_>, reason: &str) -> CancelAnswer {

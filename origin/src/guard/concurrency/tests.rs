@@ -308,6 +308,10 @@ impl Gateway for LookUps {
         }
     }
 
+    async fn answers_confirm(&self, probe_id: &str) -> bool {
+        self.answers(probe_id).await
+    }
+
     async fn cancel(&self, _order: &Order<'_>, _reason: &str) -> CancelAnswer {
         unreachable!("a probe never cancels")
     }

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::probe::ProbeKind;
 use super::{Breaker, BreakerState, Transition};
 
 /// What an operator sees of the breaker.
@@ -21,6 +22,10 @@ pub struct BreakerView {
     /// When an open breaker lets probes through.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_until_ms: Option<u64>,
+    /// What an open breaker's probe asks the PG: `LOOK_UP`, or `CONFIRM` once a payment
+    /// let through half-open went unanswered ([`super::probe`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_probe: Option<ProbeKind>,
 }
 
 impl Breaker {
@@ -35,6 +40,9 @@ impl Breaker {
             slow_calls: self.tally.slow,
             probes_in_flight: self.probes_in_flight + u32::from(self.probe_out),
             open_until_ms: (self.state == BreakerState::Open).then(|| self.open_until()),
+            next_probe: self
+                .next_probe()
+                .filter(|_| self.state == BreakerState::Open),
         };
         (view, transition)
     }

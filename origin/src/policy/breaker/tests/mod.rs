@@ -303,5 +303,6 @@ fn it_says_how_long_it_will_go_on_refusing() {
     );
 }
 
+mod outage;
 mod probes;
 mod scripted;

@@ -29,8 +29,8 @@ impl Rng {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
-    /// A call's answer (or its timeout) at the PG: its latency.
-    Answer(u64),
+    /// A call's answer (or its timeout) at the PG: its latency, and its slot.
+    Answer(u64, Ticket),
     /// A waiting call's wait runs out: its arrival number.
     WaitOver(usize),
     Arrival(usize),
@@ -59,15 +59,15 @@ fn simulate(
     }
     let mut line: VecDeque<usize> = VecDeque::new();
     let mut run = Run::default();
-    let mut send = |now: u64, events: &mut BinaryHeap<_>, run: &mut Run| {
+    let mut send = |now: u64, ticket: Ticket, events: &mut BinaryHeap<_>, run: &mut Run| {
         let took = latency(now).min(TIMEOUT_MS);
         run.sent.push(now);
-        events.push(Reverse((now + took, Event::Answer(took))));
+        events.push(Reverse((now + took, Event::Answer(took, ticket))));
     };
     while let Some(Reverse((now, event))) = events.pop() {
         match event {
             Event::Arrival(n) => match limit.arrive(now) {
-                Admission::Now => send(now, &mut events, &mut run),
+                Admission::Now(ticket) => send(now, ticket, &mut events, &mut run),
                 Admission::Wait => {
                     line.push_back(n);
                     events.push(Reverse((now + MAX_WAIT_MS, Event::WaitOver(n))));
@@ -81,9 +81,10 @@ fn simulate(
                     run.refused += 1;
                 }
             }
-            Event::Answer(took) => {
+            Event::Answer(took, ticket) => {
                 let failed = took >= TIMEOUT_MS;
                 limit.finish(
+                    ticket,
                     now,
                     Sample {
                         latency_ms: took,
@@ -92,10 +93,13 @@ fn simulate(
                 );
             }
         }
-        while limit.hand_over() {
+        while !line.is_empty() {
+            let Some(ticket) = limit.hand_over(now) else {
+                break;
+            };
             if let Some(n) = line.pop_front() {
                 run.longest_wait_ms = run.longest_wait_ms.max(now - arrivals[n]);
-                send(now, &mut events, &mut run);
+                send(now, ticket, &mut events, &mut run);
             }
         }
         let current = limit.limit(now);
@@ -150,124 +154,35 @@ fn a_slow_but_steady_pg_from_a_cold_start_loses_no_call() {
     assert!(run.peak_limit >= 20, "Little's law: 10/s × 1.5 s × 2");
 }
 
-#[test]
-fn a_pg_stalled_from_the_start_gets_the_floor_and_no_more_before_the_timeout() {
-    let mut limit = adaptive();
-    let run = simulate(&mut limit, &steady(0, 10, 100), |_| 6_000);
-    let before_timeout = run.sent.iter().filter(|&&at| at < TIMEOUT_MS).count();
-    assert_eq!(before_timeout, 2, "the floor");
+/// The slot of a call sent at once.
+fn sent(admission: Admission) -> Ticket {
+    match admission {
+        Admission::Now(ticket) => ticket,
+        other => panic!("not sent at once: {other:?}"),
+    }
 }
 
-#[test]
-fn a_stall_after_a_healthy_spell_gets_the_healthy_limit_and_no_more() {
-    let mut limit = adaptive();
-    let mut rng = Rng(17);
-    let stall_at = 20_000;
-    let run = simulate(&mut limit, &steady(0, 10, 400), |sent| {
-        if sent >= stall_at {
-            6_000
-        } else {
-            rng.below(301)
-        }
-    });
-    let into_stall = run
-        .sent
-        .iter()
-        .filter(|&&at| (stall_at..stall_at + TIMEOUT_MS).contains(&at))
-        .count();
-    assert!(into_stall <= 4, "sent into the stall: {into_stall}");
-}
-
-/// Sent into a PG that stalls at `stall_at`, with `steady` calls at 10/s before it and a
-/// wave of 20 arriving with the stall.
-fn wave_into_stall(steady_until: u64, stall_at: u64) -> usize {
-    let mut limit = adaptive();
-    let mut rng = Rng(19);
-    let mut arrivals = steady(0, 10, steady_until / 100);
-    arrivals.extend(std::iter::repeat_n(stall_at, 20));
-    arrivals.sort_unstable();
-    let run = simulate(&mut limit, &arrivals, |sent| {
-        if sent >= stall_at {
-            6_000
-        } else {
-            rng.below(301)
-        }
-    });
-    run.sent.iter().filter(|&&at| at >= stall_at).count()
-}
-
-#[test]
-fn a_wave_arriving_with_the_stall_finds_the_limit_the_healthy_pg_left() {
-    let into_stall = wave_into_stall(19_000, 20_000);
-    assert!(into_stall <= 3, "sent into the stall: {into_stall}");
-}
-
-/// The limit's known cost: calls sent just before the stall come back healthy after the
-/// wave arrived, and raise the limit to Little's figure for the wave (2 × 30/s × 150 ms).
-#[test]
-fn a_wave_with_answers_of_the_healthy_pg_still_out_gets_at_most_little_s_figure() {
-    let into_stall = wave_into_stall(20_000, 20_000);
-    assert!(into_stall <= 10, "sent into the stall: {into_stall}");
-}
-
-#[test]
-fn after_a_stall_the_limit_is_back_to_its_healthy_level_within_two_seconds() {
-    let mut limit = adaptive();
-    let mut rng = Rng(23);
-    let (stall_from, stall_to) = (10_000, 20_000);
-    let run = simulate(&mut limit, &steady(0, 10, 400), |sent| {
-        if (stall_from..stall_to).contains(&sent) {
-            6_000
-        } else {
-            rng.below(301)
-        }
-    });
-    let healthy = |from: u64, to: u64| -> Vec<u32> {
-        let limits = run.limits.iter().filter(|(at, _)| (from..to).contains(at));
-        limits.map(|(_, limit)| *limit).collect()
-    };
-    let before = healthy(5_000, stall_from);
-    let high = before.iter().max().copied().unwrap_or_default();
-    let after = healthy(stall_to + TIMEOUT_MS + 2_000, 40_000);
-    assert!(
-        after.iter().all(|&limit| (2..=high).contains(&limit)),
-        "{after:?}"
-    );
-    assert!(
-        median(&after).abs_diff(median(&before)) <= 1,
-        "{before:?} {after:?}"
-    );
-}
-
-fn median(values: &[u32]) -> u32 {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+fn healthy(latency_ms: u64) -> Sample {
+    Sample {
+        latency_ms,
+        failed: false,
+    }
 }
 
 #[test]
 fn a_burst_s_headroom_is_given_back_once_no_call_has_waited_for_a_window() {
     let mut limit = adaptive();
-    for at in 0..40 {
-        assert_eq!(
-            limit.arrive(at),
-            if at < 2 {
-                Admission::Now
-            } else {
-                Admission::Wait
-            }
-        );
+    let mut held: VecDeque<Ticket> = (0..2).map(|at| sent(limit.arrive(at))).collect();
+    for at in 2..40 {
+        assert_eq!(limit.arrive(at), Admission::Wait);
     }
-    while limit.hand_over() {}
+    assert_eq!(limit.hand_over(40), None, "every slot taken");
     for n in 0..40u64 {
-        limit.finish(
-            100 + n,
-            Sample {
-                latency_ms: 100,
-                failed: false,
-            },
-        );
-        while limit.hand_over() {}
+        let ticket = held.pop_front().expect("a call out");
+        limit.finish(ticket, 100 + n, healthy(100));
+        while let Some(ticket) = limit.hand_over(100 + n) {
+            held.push_back(ticket);
+        }
     }
     assert!(
         limit.limit(200) > 20,
@@ -280,27 +195,21 @@ fn a_burst_s_headroom_is_given_back_once_no_call_has_waited_for_a_window() {
 }
 
 #[test]
-fn an_unhealthy_answer_halves_the_limit_down_to_the_floor() {
+fn an_unhealthy_answer_sets_the_limit_to_the_floor() {
     let mut limit = adaptive();
     limit.limit = 20;
-    limit.in_flight = 3;
+    // A call waited just now: the limit is not lowered to what is needed meanwhile.
     limit.waited_at_ms = Some(0);
+    let calls: Vec<Ticket> = (0..3).map(|at| sent(limit.arrive(at))).collect();
     let failed = Sample {
         latency_ms: 3_000,
         failed: true,
     };
-    limit.finish(0, failed);
-    assert_eq!(limit.limit(0), 10);
-    limit.finish(
-        0,
-        Sample {
-            latency_ms: HEALTHY_MS,
-            failed: false,
-        },
-    );
-    assert_eq!(limit.limit(0), 5, "slow is unhealthy too");
-    limit.finish(0, failed);
-    assert_eq!(limit.limit(0), 2, "never below the floor");
+    limit.finish(calls[0], 10, failed);
+    assert_eq!(limit.limit(10), 2, "failed: the floor, not half");
+    limit.limit = 20;
+    limit.finish(calls[1], 20, healthy(HEALTHY_MS));
+    assert_eq!(limit.limit(20), 2, "slow is unhealthy too");
 }
 
 #[test]
@@ -310,13 +219,14 @@ fn the_line_holds_the_ceiling_and_refuses_past_it() {
         ceiling: 3,
     };
     let mut limit = ConcurrencyLimit::new(mode, HEALTHY_MS).expect("a limit");
-    let admissions: Vec<Admission> = (0..6).map(|at| limit.arrive(at)).collect();
+    let first = sent(limit.arrive(0));
+    let admissions: Vec<Admission> = (1..6).map(|at| limit.arrive(at)).collect();
     use Admission::*;
-    assert_eq!(admissions, [Now, Wait, Wait, Wait, Refused, Refused]);
+    assert_eq!(admissions, [Wait, Wait, Wait, Refused, Refused]);
     assert_eq!((limit.in_flight(), limit.waiting()), (1, 3));
     limit.give_up();
-    limit.release();
-    assert!(limit.hand_over());
+    limit.release(first);
+    assert!(limit.hand_over(10).is_some());
     assert_eq!((limit.in_flight(), limit.waiting()), (1, 1));
 }
 
@@ -328,3 +238,5 @@ fn a_fixed_limit_never_moves_and_off_is_no_limit() {
     assert!(run.limits.iter().all(|(_, limit)| *limit == 3));
     assert!(ConcurrencyLimit::new(LimitMode::Off, HEALTHY_MS).is_none());
 }
+
+mod stall;
