@@ -16,9 +16,11 @@
 //! to the next.
 //!
 //! No clock and no I/O: time only passes in the callers, which hold a slot for as long
-//! as a confirm's processing takes.
+//! as a confirm's processing takes, and say how long that was when they give it back
+//! ([`Slot::served`]): the PG's own service time, without its line, whose 95th
+//! percentile the load reports.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 
@@ -52,6 +54,11 @@ pub struct Load {
     pub waiting: usize,
     /// Confirms refused because the line was full, since the simulator started.
     pub refused: u64,
+    /// Confirms whose processing time was reported, since the simulator started.
+    pub served: u64,
+    /// The 95th percentile of those times, in milliseconds: how long a confirm holds a
+    /// slot, its wait in the line left out. `None` before the first.
+    pub service_p95_ms: Option<u64>,
 }
 
 /// The slots and the line, shared by every confirm.
@@ -66,6 +73,9 @@ struct Line {
     waiting: VecDeque<Waiter>,
     next_id: u64,
     refused: u64,
+    /// How many slots were held for how many whole milliseconds.
+    service_ms: BTreeMap<u64, u64>,
+    served: u64,
 }
 
 struct Waiter {
@@ -96,6 +106,16 @@ impl Line {
     fn give_back(&mut self) {
         self.busy = self.busy.saturating_sub(1);
         self.hand_on();
+    }
+
+    /// The smallest time at least 95 % of the served took no longer than.
+    fn service_p95_ms(&self) -> Option<u64> {
+        let rank = (self.served * 95).div_ceil(100).max(1);
+        let mut seen = 0;
+        self.service_ms.iter().find_map(|(ms, count)| {
+            seen += count;
+            (seen >= rank).then_some(*ms)
+        })
     }
 }
 
@@ -142,6 +162,8 @@ impl Capacity {
             processing: line.busy,
             waiting: line.waiting.len(),
             refused: line.refused,
+            served: line.served,
+            service_p95_ms: line.service_p95_ms(),
         }
     }
 }
@@ -188,6 +210,16 @@ impl Drop for Queued {
 #[must_use = "a slot is given back when dropped"]
 pub struct Slot {
     capacity: Capacity,
+}
+
+impl Slot {
+    /// Gives the slot back, its confirm processed in `held` (counted in whole ms).
+    pub fn served(self, held: std::time::Duration) {
+        let ms = u64::try_from(held.as_millis()).unwrap_or(u64::MAX);
+        let mut line = lock(&self.capacity.0);
+        *line.service_ms.entry(ms).or_default() += 1;
+        line.served += 1;
+    }
 }
 
 impl Drop for Slot {

@@ -77,7 +77,7 @@ async fn past_the_line_a_confirm_is_refused_at_once_and_nothing_is_recorded() {
     let load = sim.unauthenticated_get("/admin/capacity").await.assert_ok();
     assert_eq!(
         load,
-        json!({ "processing": 1, "waiting": 1, "refused": 1 }),
+        json!({ "processing": 1, "waiting": 1, "refused": 1, "served": 0, "serviceP95Ms": null }),
         "counted apart"
     );
 

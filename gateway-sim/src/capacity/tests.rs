@@ -55,6 +55,8 @@ fn load(processing: usize, waiting: usize, refused: u64) -> Load {
         processing,
         waiting,
         refused,
+        served: 0,
+        service_p95_ms: None,
     }
 }
 
@@ -196,4 +198,21 @@ async fn a_slot_handed_to_a_waiter_as_it_leaves_goes_to_the_next() {
     assert_eq!(capacity.load(), load(1, 0, 0), "and on to the next");
     let slot = tokio::time::timeout(Duration::ZERO, next.slot()).await;
     assert!(slot.is_ok(), "the next holds it already");
+}
+
+#[tokio::test]
+async fn the_service_time_is_the_slot_held_without_the_line() {
+    let capacity = capped(1, 30);
+    assert_eq!(capacity.load().service_p95_ms, None);
+    for ms in (1..=20).rev() {
+        let slot = capacity.arrive().expect("a place").slot().await;
+        slot.served(Duration::from_millis(ms));
+    }
+    let load = capacity.load();
+    assert_eq!((load.served, load.service_p95_ms), (20, Some(19)));
+    assert_eq!(
+        (load.processing, load.waiting),
+        (0, 0),
+        "each slot given back"
+    );
 }

@@ -117,6 +117,7 @@ pub(super) async fn confirm(
     })?;
     // Held until the mode is done with the confirm; given back on every return.
     let slot = queued.slot().await;
+    let served_from = tokio::time::Instant::now();
     if unknown::is_unknown(&request.payment_key) {
         return unknown::refuse(&faults, slot, connection, &order_id).await;
     }
@@ -152,7 +153,9 @@ pub(super) async fn confirm(
         // A refusal acts on sockets; a request that got in before it is served.
         FaultMode::Normal | FaultMode::RefuseConnections | FaultMode::Delay => {
             let Some(range) = faults.processing_ms() else {
-                return Ok(decide_and_keep(&state, received, processing, guard));
+                let answer = decide_and_keep(&state, received, processing, guard);
+                slot.served(served_from.elapsed());
+                return Ok(answer);
             };
             let delay = fastrand::u64(range);
             tracing::info!(order_id, delay, "processing later");
@@ -164,7 +167,7 @@ pub(super) async fn confirm(
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(delay)).await;
                 let answer = decide_and_keep(&state, received, processing, guard);
-                drop(slot);
+                slot.served(served_from.elapsed());
                 answer
             })
             .await

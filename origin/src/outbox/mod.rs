@@ -30,14 +30,14 @@ use self::config::MerchantWebhooks;
 use crate::clock::now_ms;
 use crate::metrics::Metrics;
 use crate::policy::delivery::{verdict, Verdict};
-use crate::store::{Ack, AttemptFailed, Lease, OutboxEvent, Store, StoreError};
+use crate::store::{Ack, Attempt, Failure, Lease, OutboxEvent, Store, StoreError};
 
 /// The most of a receiver's answer read; the rest is dropped with the connection.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// How long the loop rests when nothing is due.
 const IDLE: Duration = Duration::from_millis(50);
-/// How long it rests between passes that started deliveries: the acknowledgements
-/// that come in meanwhile are written together, in one transaction, at the next pass.
+/// How long it rests between passes that started deliveries: the attempts that end
+/// meanwhile are recorded together, in one transaction, at the next pass.
 const TICK: Duration = Duration::from_millis(10);
 /// How long it rests while the endpoint is disabled, or the database fails.
 const HELD: Duration = Duration::from_secs(1);
@@ -57,8 +57,8 @@ pub struct Delivery {
     /// enabled): what it claimed meanwhile is put back unsent. The database tells the
     /// other instances; this is what a claim made just before it learned is checked by.
     gone_at: AtomicI64,
-    /// Acknowledgements received and not yet written.
-    acks: Mutex<Vec<Ack>>,
+    /// Attempts ended and not yet recorded: their events stay leased until they are.
+    ended: Mutex<Vec<Attempt>>,
 }
 
 impl Delivery {
@@ -82,11 +82,11 @@ impl Delivery {
             holder: format!("webhooks-{}", u64::from_le_bytes(random)),
             currency: currency.to_owned(),
             gone_at: AtomicI64::new(0),
-            acks: Mutex::new(Vec::new()),
+            ended: Mutex::new(Vec::new()),
         })
     }
 
-    /// Delivers until dropped (then [`Delivery::flush`] writes what was acknowledged).
+    /// Delivers until dropped (then [`Delivery::flush`] records the attempts that ended).
     pub async fn run(self: Arc<Self>) {
         let slots = Arc::new(Semaphore::new(self.config.concurrency as usize));
         loop {
@@ -101,23 +101,33 @@ impl Delivery {
         }
     }
 
-    /// Writes the acknowledgements received so far, and forgets them once written: a
-    /// write that fails or is cancelled leaves them for the next. One flush at a time:
-    /// the loop's, or, once the loop has stopped, the caller's. (Those not written when
-    /// the process dies are delivered again once their leases run out, under the same
-    /// `webhook-id`.)
+    /// Records the attempts that ended so far — acknowledged, failed, held back — in
+    /// one write, and forgets them once written: a write that fails or is cancelled
+    /// leaves them for the next. One flush at a time: the loop's, or, once the loop has
+    /// stopped, the caller's. (Those not written when the process dies are delivered
+    /// again once their leases run out, under the same `webhook-id`.)
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let acks = self.acks().clone();
-        self.store.delivered(&acks).await?;
+        let ended = self.ended().clone();
+        self.store.record_attempts(&ended).await?;
         // Only appended to meanwhile: the written ones are still the first.
-        self.acks().drain(..acks.len());
+        self.ended().drain(..ended.len());
         Ok(())
     }
 
-    fn acks(&self) -> std::sync::MutexGuard<'_, Vec<Ack>> {
-        self.acks
+    fn ended(&self) -> std::sync::MutexGuard<'_, Vec<Attempt>> {
+        self.ended
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// An attempt at `event` that did not deliver it, to be recorded at the next flush.
+    fn failed(&self, event: &OutboxEvent, status: Option<u16>, error: &str, next: Option<i64>) {
+        self.ended().push(Attempt::Failed(Failure {
+            id: event.id,
+            status,
+            error: error.to_owned(),
+            next_attempt_at: next,
+        }));
     }
 
     /// Once a slot is free: writes the acknowledgements, publishes, claims what is due
@@ -165,18 +175,12 @@ impl Delivery {
         Ok(started)
     }
 
-    /// One attempt at `event`, and its result recorded.
+    /// One attempt at `event`; how it ended is recorded at the next flush.
     async fn deliver(&self, event: &OutboxEvent) {
         let id = message::message_id(event);
         if self.gone_at.load(Ordering::SeqCst) != 0 {
-            let held = AttemptFailed {
-                status: None,
-                error: "not sent: the endpoint is disabled",
-                next_attempt_at: Some(now_ms()),
-            };
-            if let Err(err) = self.store.attempt_failed(event.id, &held).await {
-                tracing::warn!(%id, error = %err, "a webhook held back could not be put back: it is tried again when its lease runs out");
-            }
+            let held = "not sent: the endpoint is disabled";
+            self.failed(event, None, held, Some(now_ms()));
             return;
         }
         let body = message::message(event, &self.currency).to_string();
@@ -201,15 +205,14 @@ impl Delivery {
             Err(err) => Err(describe(&err)),
         };
         let now = now_ms();
-        let recorded = match verdict(answer) {
+        match verdict(answer) {
             Verdict::Delivered(status) => {
                 self.metrics.webhook_attempt("delivered");
-                self.acks().push(Ack {
+                self.ended().push(Attempt::Delivered(Ack {
                     id: event.id,
                     status,
                     at_ms: now,
-                });
-                Ok(())
+                }));
             }
             Verdict::Gone => {
                 self.metrics.webhook_attempt("gone");
@@ -219,19 +222,15 @@ impl Delivery {
                     .store
                     .set_endpoint_disabled(self.config.url.as_str(), Some((now, why)))
                     .await;
-                let failed = AttemptFailed {
-                    status: Some(410),
-                    error: why,
-                    next_attempt_at: Some(now),
-                };
                 match disabled {
-                    Ok(()) => {
-                        // Known disabled from now on, before the event is claimable again.
-                        self.gone_at.store(now_ms().max(1), Ordering::SeqCst);
-                        self.store.attempt_failed(event.id, &failed).await
+                    // Known disabled from now on, before the event is claimable again.
+                    Ok(()) => self.gone_at.store(now_ms().max(1), Ordering::SeqCst),
+                    Err(err) => {
+                        tracing::warn!(%id, error = %err, "the endpoint's 410 could not be recorded: the webhook is tried again when its lease runs out");
+                        return;
                     }
-                    Err(err) => Err(err),
                 }
+                self.failed(event, Some(410), why, Some(now));
             }
             Verdict::Failed { status, error } => {
                 let attempts = u32::try_from(event.attempts).unwrap_or(u32::MAX);
@@ -244,16 +243,8 @@ impl Delivery {
                 if next.is_none() {
                     tracing::error!(%id, order_id = %event.order_key, %error, "a webhook could not be delivered in time: kept as a dead letter");
                 }
-                let failed = AttemptFailed {
-                    status,
-                    error: &error,
-                    next_attempt_at: next,
-                };
-                self.store.attempt_failed(event.id, &failed).await
+                self.failed(event, status, &error, next);
             }
-        };
-        if let Err(err) = recorded {
-            tracing::warn!(%id, error = %err, "a webhook's attempt could not be recorded: it is tried again when its lease runs out");
         }
     }
 }

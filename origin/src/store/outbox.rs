@@ -50,6 +50,13 @@ pub struct OutboxEvent {
     pub delivered_at: Option<i64>,
 }
 
+/// How one attempt at an event ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attempt {
+    Delivered(Ack),
+    Failed(Failure),
+}
+
 /// The receiver acknowledged event `id` with `status` (2xx) at `at_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack {
@@ -58,12 +65,13 @@ pub struct Ack {
     pub at_ms: i64,
 }
 
-/// How an attempt that did not deliver ended: tried again at `next_attempt_at`, or —
+/// An attempt at event `id` did not deliver it: tried again at `next_attempt_at`, or —
 /// without one — dead.
-#[derive(Debug, Clone)]
-pub struct AttemptFailed<'a> {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub id: i64,
     pub status: Option<u16>,
-    pub error: &'a str,
+    pub error: String,
     pub next_attempt_at: Option<i64>,
 }
 
@@ -95,12 +103,10 @@ pub trait Outbox {
         limit: u32,
     ) -> Result<Vec<OutboxEvent>, StoreError>;
 
-    /// Records the receiver's acknowledgements, all in one transaction (a write each
-    /// would take SQLite's one write lock from the payments as often).
-    async fn delivered(&self, acks: &[Ack]) -> Result<(), StoreError>;
-
-    /// An attempt at event `id` did not deliver it.
-    async fn attempt_failed(&self, id: i64, failed: &AttemptFailed<'_>) -> Result<(), StoreError>;
+    /// Records how attempts ended, all in one transaction (a write each would take
+    /// SQLite's one write lock from the payments as often). An attempt at an event no
+    /// longer pending changes nothing.
+    async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError>;
 
     /// Sends dead letter `id` again from `now_ms`; false when it is none.
     async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError>;
@@ -138,12 +144,8 @@ sql_bounds! {
         self.sql().claim_deliveries(DB::CLAIM_LOCK, now_ms, lease, limit).await
     }
 
-    async fn delivered(&self, acks: &[Ack]) -> Result<(), StoreError> {
-        self.sql().delivered(acks).await
-    }
-
-    async fn attempt_failed(&self, id: i64, failed: &AttemptFailed<'_>) -> Result<(), StoreError> {
-        self.sql().attempt_failed(id, failed).await
+    async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
+        self.sql().record_attempts(attempts).await
     }
 
     async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError> {

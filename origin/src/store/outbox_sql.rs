@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::outbox::{Ack, AttemptFailed, Backlog, OutboxEvent};
+use super::outbox::{Attempt, Backlog, OutboxEvent};
 use super::sql::{sql_bounds, Written as _};
 use super::{Lease, StoreError};
 
@@ -124,44 +124,41 @@ sql_bounds! {
         Ok(events)
     }
 
-    /// The receiver's acknowledgements, in one transaction.
-    pub(super) async fn delivered(&self, acks: &[Ack]) -> Result<(), StoreError> {
-        if acks.is_empty() {
+    /// How attempts ended, in one transaction.
+    pub(super) async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
+        if attempts.is_empty() {
             return Ok(());
         }
         let mut tx = self.pool.begin().await?;
-        for ack in acks {
-            sqlx::query(
-                "UPDATE payment_events SET delivery = 'DELIVERED', delivered_at = $2, \
-                 lease_until = 0, last_status = $3 WHERE id = $1 AND delivery = 'PENDING'",
-            )
-            .bind(ack.id)
-            .bind(ack.at_ms)
-            .bind(i64::from(ack.status))
-            .execute(&mut *tx)
-            .await?;
+        for attempt in attempts {
+            let statement = match attempt {
+                Attempt::Delivered(ack) => sqlx::query(
+                    "UPDATE payment_events SET delivery = 'DELIVERED', delivered_at = $2, \
+                     lease_until = 0, last_status = $3 WHERE id = $1 AND delivery = 'PENDING'",
+                )
+                .bind(ack.id)
+                .bind(ack.at_ms)
+                .bind(i64::from(ack.status)),
+                Attempt::Failed(failure) => {
+                    let (delivery, next) = match failure.next_attempt_at {
+                        Some(at) => ("PENDING", at),
+                        None => ("DEAD", 0),
+                    };
+                    sqlx::query(
+                        "UPDATE payment_events SET delivery = $2, next_attempt_at = $3, \
+                         lease_until = 0, last_status = $4, last_error = $5 \
+                         WHERE id = $1 AND delivery = 'PENDING'",
+                    )
+                    .bind(failure.id)
+                    .bind(delivery)
+                    .bind(next)
+                    .bind(failure.status.map(i64::from))
+                    .bind(failure.error.as_str())
+                }
+            };
+            statement.execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        Ok(())
-    }
-
-    /// An attempt that did not deliver: tried again later, or dead.
-    pub(super) async fn attempt_failed(&self, id: i64, failed: &AttemptFailed<'_>) -> Result<(), StoreError> {
-        let (delivery, next) = match failed.next_attempt_at {
-            Some(at) => ("PENDING", at),
-            None => ("DEAD", 0),
-        };
-        sqlx::query(
-            "UPDATE payment_events SET delivery = $2, next_attempt_at = $3, lease_until = 0, \
-             last_status = $4, last_error = $5 WHERE id = $1 AND delivery = 'PENDING'",
-        )
-        .bind(id)
-        .bind(delivery)
-        .bind(next)
-        .bind(failed.status.map(i64::from))
-        .bind(failed.error)
-        .execute(self.pool)
-        .await?;
         Ok(())
     }
 

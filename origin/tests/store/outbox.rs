@@ -2,7 +2,7 @@
 //! each order's events delivered one at a time, dead letters redelivered, endpoints disabled.
 
 use origin::policy::settlement::reconcile::Category;
-use origin::store::{Ack, AttemptFailed, Lease, Outcome, Store};
+use origin::store::{Ack, Attempt, Failure, Lease, Outcome, Store};
 
 use crate::store::payments::new_payment;
 use crate::store::settlement::{finding, period};
@@ -114,13 +114,16 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
         status: 204,
         at_ms: 10_001,
     };
-    store.delivered(&[ack]).await.unwrap();
-    let failed = AttemptFailed {
+    let failed = Failure {
+        id: heads[1].id,
         status: Some(500),
-        error: "answered 500",
+        error: "answered 500".into(),
         next_attempt_at: None,
     };
-    store.attempt_failed(heads[1].id, &failed).await.unwrap();
+    store
+        .record_attempts(&[Attempt::Delivered(ack), Attempt::Failed(failed)])
+        .await
+        .unwrap();
     let next = store
         .claim_deliveries(10_002, lease(20_000), 10)
         .await

@@ -43,6 +43,8 @@ pub(super) struct Figures {
     pub(super) approved: Vec<f64>,
     /// Confirms the simulator refused at a full line; `None` when it could not say.
     pub(super) pg_refused: Vec<Option<f64>>,
+    /// The PG's own p95 service time, in ms; `None` when it could not say.
+    pub(super) pg_service_p95: Vec<Option<f64>>,
     pub(super) failed_at_pg: Vec<f64>,
     pub(super) failed_by_guard: Vec<f64>,
     pub(super) unknown: Vec<f64>,
@@ -98,6 +100,8 @@ impl Figures {
             .push(confirms(&|outcome| outcome == "APPROVED"));
         self.pg_refused
             .push(run.pg_refused.map(|count| count as f64));
+        self.pg_service_p95
+            .push(run.pg_service_p95.map(|ms| ms as f64));
         self.failed_at_pg
             .push(confirms(&|outcome| outcome == FAILED_AT_PG));
         self.failed_by_guard

@@ -66,6 +66,9 @@ struct Run {
     from_memory: Option<u64>,
     /// How many confirms the simulator refused at a full line (its `/admin/capacity`).
     pg_refused: Option<u64>,
+    /// The simulator's 95th percentile of the time a confirm held one of its slots: the
+    /// PG's own service time, its line left out (its `/admin/capacity`).
+    pg_service_p95: Option<u64>,
 }
 
 /// The spike, `runs` times for each PG and each side of flow control; `edge_build`: the
@@ -230,6 +233,7 @@ async fn run_once(
         workerd_busy,
         from_memory,
         pg_refused: capacity["refused"].as_u64(),
+        pg_service_p95: capacity["serviceP95Ms"].as_u64(),
     })
 }
 

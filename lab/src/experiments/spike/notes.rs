@@ -49,6 +49,19 @@ fn worst(values: &[f64]) -> f64 {
     values.iter().copied().fold(0.0, f64::max)
 }
 
+/// The check that an approved confirm with control on takes at most 1.1× the PG's own
+/// p95 service time (the simulator's, its line left out) in every run, as a clause.
+fn near_the_pg(on: &Figures) -> String {
+    let pg = &on.pg_service_p95;
+    format!(
+        "approved-confirm p95 with control on ≤ 1.1× the PG's own p95 service time in each \
+         run — on {} ms, the PG's {} ms: {}",
+        per_run(on.approved_p95()),
+        per_run(pg),
+        verdict(each_run(pg, on.approved_p95(), |pg, on| on <= 1.1 * pg)),
+    )
+}
+
 /// The acceptance checks of one PG's table, as one paragraph.
 pub(super) fn acceptance(pg: Pg, off: &Figures, on: &Figures) -> String {
     match pg {
@@ -57,15 +70,16 @@ pub(super) fn acceptance(pg: Pg, off: &Figures, on: &Figures) -> String {
             let none_refused = !refused_on.is_empty() && refused_on.iter().all(|n| *n == Some(0.0));
             let errors = worst(&off.server_errors).max(worst(&on.server_errors));
             format!(
-                "Acceptance (PG that saturates): {}; {}; payments approved with control on ≥ \
-                 off in each run — on {}, off {}: {}; PG 429s with control on — {} a run: {}; \
-                 no 5xx in either configuration — worst run {errors:.0}: {}.",
+                "Acceptance (PG that saturates): {}; {}; {}; payments approved with control on \
+                 ≥ off in each run — on {}, off {}: {}; PG 429s with control on — {} a run: \
+                 {}; no 5xx in either configuration — worst run {errors:.0}: {}.",
                 at_most(
                     "approved-confirm p95",
                     0.3,
                     off.approved_p95(),
                     on.approved_p95()
                 ),
+                near_the_pg(on),
                 at_most("success p95", 0.3, &known(&off.p95), &known(&on.p95)),
                 per_run(&known(&on.approved)),
                 per_run(&known(&off.approved)),

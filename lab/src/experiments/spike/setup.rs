@@ -175,7 +175,9 @@ pub(super) fn setup() -> String {
          {p95_own} ms) plus the edge's time, and with control off none takes the PG more \
          than {worst} ms, so on/off cannot go below about {p95_own}/{worst} unless the \
          edge's own time adds more to off than to on: the 0.3× check is near what this \
-         PG allows. *PG 429s*: \
+         PG allows. The PG's own p95 service time is measured, not assumed: the \
+         simulator's `serviceP95Ms`, over the time each confirm held one of its slots, its \
+         line left out (`GET /admin/capacity`). *PG 429s*: \
          the simulator's count of confirms refused at a full line (`GET /admin/capacity`); \
          *FAILED*: confirms answered 201 FAILED for a PG 429 (`GATEWAY_REJECTED`) and those \
          the origin's guard refused unsent (`CIRCUIT_OPEN`, `BULKHEAD_FULL`, \

@@ -1,6 +1,7 @@
-//! The queue's two promises on a real SQLite store: writers commit in the order they
-//! asked, and a writer is answered only once its own write has committed — one dropped
-//! while it waits never writes.
+//! The queue's promises on a real SQLite store: writers commit in the order they asked,
+//! a request's write waits behind at most one of the background's, and a writer is
+//! answered only once its own write has committed — one dropped while it waits never
+//! writes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -102,4 +103,42 @@ async fn a_writer_is_answered_only_after_its_commit_and_one_dropped_in_line_neve
         .await
         .expect("a read")
         .is_none());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_request_waits_behind_at_most_one_background_write() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let (store, file) = store(&dir).await;
+    let done = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let finished = |name: String| {
+        let done = done.clone();
+        move || done.lock().expect("the list").push(name)
+    };
+    let ahead = store.turn.lock().await;
+    let mut writers = Vec::new();
+    for n in 0..3 {
+        let (store, finished) = (store.clone(), finished(format!("background {n}")));
+        writers.push(tokio::spawn(async move {
+            store.purge_edge_nonces(n).await.map(|_| finished())
+        }));
+        tokio::task::yield_now().await;
+    }
+    let (request, finished_request) = (store.clone(), finished("request".into()));
+    writers.push(tokio::spawn(async move {
+        request
+            .insert_user(&user(1), 1)
+            .await
+            .map(|()| finished_request())
+    }));
+    tokio::task::yield_now().await;
+    drop(ahead);
+    for writer in writers {
+        writer.await.expect("the task").expect("the write");
+    }
+    assert_eq!(
+        *done.lock().expect("the list"),
+        ["background 0", "request", "background 1", "background 2"],
+        "the request went behind the one background write in line, not all three"
+    );
+    assert_eq!(written_order(&file).await, vec![1]);
 }
