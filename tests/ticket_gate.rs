@@ -115,9 +115,10 @@ async fn a_waiting_ticket_holders_confirm_is_refused_with_no_call_to_the_room() 
     let (status, retry_after, body) = refused;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert_eq!(body["code"], "QUEUE_PASS_REQUIRED", "{body}");
-    assert_eq!(body["payment"], "/payments/order-w1", "{body}");
+    // Refused before the body is read: the order's path is named by its pattern.
+    assert_eq!(body["payment"], "/payments/{orderId}", "{body}");
     let message = body["message"].as_str().unwrap_or_default();
-    assert!(message.contains("GET /payments/order-w1"), "{body}");
+    assert!(message.contains("GET /payments/{orderId}"), "{body}");
     let retry_after: u64 = retry_after
         .and_then(|value| value.to_str().ok()?.parse().ok())
         .expect("a Retry-After in whole seconds");
@@ -135,6 +136,56 @@ async fn a_waiting_ticket_holders_confirm_is_refused_with_no_call_to_the_room() 
         0,
         "nothing reached the PG"
     );
+}
+
+/// With no copy of the room kept (none polled for over a second), the confirm's body is
+/// read and its ticket verified against the body's event before the copy is fetched:
+/// refused all the same. A made-up ticket fetches no copy: it goes on to the room, as
+/// a confirm without a waiting ticket does.
+#[tokio::test]
+async fn without_a_copy_kept_the_body_names_the_event_and_the_refusal_is_the_same() {
+    let (system, [_, (token, ticket)]) = one_admitted_one_waiting().await;
+    let made_up = format!("{ticket}x");
+    let refused = eventually(
+        "refused once the copy is fetched again",
+        Duration::from_secs(30),
+        EVERY,
+        || async {
+            // Past the copy's second: nothing kept, whatever was polled before.
+            tokio::time::sleep(Duration::from_millis(1_100)).await;
+            let before = health(&system, &system.edge).await;
+            let forged = confirm(&system, &token, "order-f1", &made_up).await;
+            let between = health(&system, &system.edge).await;
+            let origin_between = origin_confirms(&system).await;
+            let answer = confirm(&system, &token, "order-l1", &ticket).await;
+            let after = health(&system, &system.edge).await;
+            let to_origin = origin_confirms(&system).await - origin_between;
+            let grew = |from: &Value, to: &Value, name: &str| count(to, name) - count(from, name);
+            let status = answer.status();
+            let body: Value = answer.json().await.map_err(|err| err.to_string())?;
+            let fetched = grew(&between, &after, "snapshotsFetched")
+                + grew(&between, &after, "snapshotsShared");
+            // The forged one went on to the room (its own business), not to a snapshot.
+            let forged_fetches = grew(&before, &between, "snapshotsFetched")
+                + grew(&before, &between, "snapshotsShared");
+            let forged_room_calls = grew(&before, &between, "roomCalls");
+            drop(forged);
+            (status == StatusCode::TOO_MANY_REQUESTS && fetched == 1 && forged_fetches == 0)
+                .then_some((forged_room_calls, to_origin, body.clone()))
+                .ok_or(format!(
+                    "{status} {body}, {fetched} fetched, forged {forged_fetches}"
+                ))
+        },
+    )
+    .await;
+    let (forged_room_calls, to_origin, body) = refused;
+    assert!(
+        forged_room_calls >= 1,
+        "a made-up ticket is not judged from the snapshot: the room decides"
+    );
+    assert_eq!(body["code"], "QUEUE_PASS_REQUIRED", "{body}");
+    assert_eq!(body["payment"], "/payments/{orderId}", "{body}");
+    assert_eq!(to_origin, 0, "no origin call for the waiting one");
 }
 
 /// The line retries its confirms as a million people would, each at the user window's
@@ -299,7 +350,11 @@ async fn a_paid_order_retried_with_a_waiting_ticket_is_pointed_to_its_outcome() 
     let outcome = refused["payment"].as_str().expect("where the outcome is");
     let read = system
         .http
-        .get(format!("{}{outcome}", system.edge))
+        .get(format!(
+            "{}{}",
+            system.edge,
+            outcome.replace("{orderId}", "order-b1")
+        ))
         .bearer_auth(&token)
         .send()
         .await

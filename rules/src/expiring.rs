@@ -83,6 +83,14 @@ impl<V> ExpiringMap<V> {
         true
     }
 
+    /// The live entries at `now_ms`, in no particular order.
+    pub fn live(&self, now_ms: i64) -> impl Iterator<Item = (&str, &V)> {
+        self.entries
+            .iter()
+            .filter(move |(_, (_, at))| *at > now_ms)
+            .map(|(key, (value, _))| (key.as_str(), value))
+    }
+
     /// Entries held, live or not yet swept.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -156,6 +164,16 @@ mod tests {
             map.upsert(&i.to_string(), (), i + 50, i, |_, _| {});
             assert!(map.len() <= 100);
         }
+    }
+
+    #[test]
+    fn only_live_entries_are_listed() {
+        let mut map = ExpiringMap::new(4);
+        map.upsert("a", 1, 10, 0, keep_new);
+        map.upsert("b", 2, 20, 0, keep_new);
+        let mut live: Vec<(&str, &u32)> = map.live(10).collect();
+        live.sort();
+        assert_eq!(live, [("b", &2)]);
     }
 
     #[test]

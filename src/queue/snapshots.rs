@@ -105,6 +105,23 @@ pub async fn of(env: &Env, event_id: &str, now_ms: i64) -> Copy {
     fetch(env, event_id, now, i64::MIN).await
 }
 
+/// The copy this isolate keeps, fresh at `now_ms`, of the room whose identity is `room`,
+/// and its event: no fetch, nothing waited for. For a request that names a room (a
+/// ticket does) but not its event.
+pub fn kept_for_room(room: u64, now_ms: i64) -> Option<(String, Rc<Snapshot>)> {
+    let kept = COPIES.with(|copies| {
+        copies
+            .borrow()
+            .live(now_ms)
+            .find(|(_, copy)| copy.room == room)
+            .map(|(event_id, copy)| (event_id.to_owned(), copy.clone()))
+    });
+    if kept.is_some() {
+        READ.with(|read| read.set(read.get() + 1));
+    }
+    kept
+}
+
 /// A copy newer than `newer_than` from the data centre's cache, else from the room (then
 /// shared); kept. Other polls know it is being fetched meanwhile.
 async fn fetch(env: &Env, event_id: &str, now_ms: i64, newer_than: i64) -> Copy {

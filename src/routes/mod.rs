@@ -204,6 +204,10 @@ async fn route(
     if let Some(limits) = &limits {
         limits.refuse_from_memory(now_ms)?;
     }
+    if let Authenticated::Confirm(_) = &authenticated {
+        payments::ticket_gate::refuse_waiting_unread(env, &config, &claims, &headers, now_ms)
+            .await?;
+    }
     let authenticated = authenticated.read_confirm().await;
     if let Authenticated::Confirm(input) = &authenticated {
         if let Ok(input) = input.as_ref() {

@@ -203,7 +203,7 @@ pub async fn report(out: &Path, edge_build: Option<PathBuf>) -> anyhow::Result<(
     table.push(Row::edge(
         format!(
             "POST /payments/confirm — gated, with its Queue-Ticket, its place waiting: \
-             judged from the snapshot, a replay only ({room_calls} room calls, {fetched} of \
+             refused from the snapshot before its body is read ({room_calls} room calls, {fetched} of \
              them for snapshots, warm-up included)"
         ),
         refused,

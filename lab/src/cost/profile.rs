@@ -60,7 +60,7 @@ pub async fn report(out: &Path) -> anyhow::Result<()> {
         ),
         (
             "`POST /payments/confirm`, gated, with its `Queue-Ticket`, its place waiting: \
-             judged from the snapshot, a replay only",
+             refused from the snapshot before its body is read",
             waiting,
             12_000,
         ),

@@ -88,6 +88,14 @@ pub fn verify(
     Ok(held)
 }
 
+/// The room `ticket` names, read without checking anything else: which room's copy to
+/// verify it against, when the event is not known ([`verify`] decides).
+pub fn room(ticket: &str) -> Option<u64> {
+    let rest = ticket.strip_prefix(PREFIX)?.strip_prefix('.')?;
+    let (room, _) = rest.split_once('.')?;
+    u64::from_str_radix(room, 16).ok()
+}
+
 fn mac(key: &[u8], event: &str, user: &str, body: &str) -> Hmac<Sha256> {
     let mut mac =
         Hmac::<Sha256>::new_from_slice(key).expect("HMAC-SHA256 accepts keys of any length");
@@ -118,6 +126,15 @@ mod tests {
             verify(KEY, &ticket, "drop", "alice", last + 1),
             Err(TicketError::Expired)
         );
+    }
+
+    #[test]
+    fn the_room_is_read_before_anything_is_verified() {
+        let ticket = issue(KEY, "drop", "alice", HELD, 1_000);
+        assert_eq!(room(&ticket), Some(HELD.room));
+        for not_a_ticket in ["", "qt1", "qt1.", "qt1.zz.4.5.mac", "qt2.feedbeef.41.9.mac"] {
+            assert_eq!(room(not_a_ticket), None, "{not_a_ticket}");
+        }
     }
 
     #[test]
