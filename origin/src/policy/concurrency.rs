@@ -27,8 +27,12 @@
 //!   sent after the stall began, so a stall is held at the floor a threshold in, not at
 //!   the first timeout. An unhealthy answer (a failure or a slow call) sets it to the floor
 //!   too.
-//! - **Back to what is needed** once no call has waited for a window: the limit falls to
-//!   Little's figure, so the headroom a burst earned is not left open for the next stall.
+//! - **Back to what the busiest window needed** once no call has waited for a window:
+//!   the limit falls to Little's figure for the most calls offered over one window in the
+//!   last [`PEAK_WINDOWS`], so the headroom a burst earned is not left open for long, and
+//!   a drop's room, which lets its passes out in waves a poll apart (2 s at least), does
+//!   not make each wave wait for slow start again. A stall within those windows finds
+//!   that headroom open: the cost, bounded by the wave.
 //!
 //! Calls past the limit wait, first come first served, at most `ceiling` of them; the
 //! caller bounds their wait. `fixed:N` keeps the limit at N, and the window unused.
@@ -47,6 +51,10 @@ pub const HEADROOM: u64 = 2;
 
 /// How long the window is; a burst's earned headroom lasts this long past its last wait.
 pub const WINDOW_MS: u64 = 1_000;
+
+/// How many windows back the busiest is remembered: a few of a room's polls (2 s apart at
+/// the least), so its waves find the limit the last one raised.
+pub const PEAK_WINDOWS: u64 = 5;
 
 /// How the limit is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,7 +251,8 @@ impl ConcurrencyLimit {
     }
 
     /// Holds the limit at the floor while a call is overdue; otherwise lowers a limit a
-    /// burst raised back to what is needed, once no call has waited for a window.
+    /// burst raised back to what the busiest of the last [`PEAK_WINDOWS`] needed, once no
+    /// call has waited for a window.
     fn settle(&mut self, now_ms: u64) {
         if self.adaptive && self.overdue(now_ms) {
             self.limit = self.floor;
@@ -253,17 +262,22 @@ impl ConcurrencyLimit {
             .waited_at_ms
             .is_none_or(|at| now_ms.saturating_sub(at) >= WINDOW_MS);
         if self.adaptive && quiet {
-            self.limit = self.limit.min(self.needed(now_ms).max(self.floor));
+            let busiest = self.little(now_ms, self.window.peak_offered(now_ms));
+            self.limit = self.limit.min(busiest.max(self.floor));
         }
     }
 
-    /// Little's law with headroom: calls offered a second × mean healthy latency × 2,
-    /// within the bounds.
+    /// Little's law with headroom for the calls offered over the window now.
     fn needed(&self, now_ms: u64) -> u32 {
+        self.little(now_ms, self.window.offered(now_ms))
+    }
+
+    /// Little's law with headroom: `offered` calls a second × mean healthy latency × 2,
+    /// within the bounds.
+    fn little(&self, now_ms: u64, offered: u64) -> u32 {
         let Some(latency_ms) = self.window.latency_ms(now_ms) else {
             return self.floor;
         };
-        let offered = self.window.offered(now_ms);
         let needed = (HEADROOM * offered * latency_ms).div_ceil(WINDOW_MS);
         u32::try_from(needed)
             .unwrap_or(u32::MAX)

@@ -1,10 +1,12 @@
 //! The concurrency limit's window: calls offered and healthy latencies over the last
-//! [`WINDOW_MS`], in ten buckets, and the latest mean kept for when it is empty.
+//! [`WINDOW_MS`], in ten buckets, and the latest mean kept for when it is empty; and the
+//! most calls offered over one window, for each of the last [`PEAK_WINDOWS`].
 
-use super::WINDOW_MS;
+use super::{PEAK_WINDOWS, WINDOW_MS};
 
 const BUCKETS: usize = 10;
 const BUCKET_MS: u64 = WINDOW_MS / BUCKETS as u64;
+const PEAKS: usize = PEAK_WINDOWS as usize;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Bucket {
@@ -20,11 +22,32 @@ pub(super) struct Window {
     buckets: [Bucket; BUCKETS],
     /// The mean healthy latency when last measured, for a window without any.
     latest_latency_ms: Option<u64>,
+    /// The most calls offered over one window, with the window's number (`now / WINDOW_MS`)
+    /// it was counted in: one entry for each of the last [`PEAKS`].
+    peaks: [(u64, u64); PEAKS],
 }
 
 impl Window {
     pub(super) fn arrived(&mut self, now_ms: u64) {
         self.bucket(now_ms).offered += 1;
+        let offered = self.offered(now_ms);
+        let second = now_ms / WINDOW_MS;
+        let peak = &mut self.peaks[(second % PEAKS as u64) as usize];
+        if peak.0 != second {
+            *peak = (second, 0);
+        }
+        peak.1 = peak.1.max(offered);
+    }
+
+    /// The most calls offered over one window, of those counted in the last [`PEAKS`].
+    pub(super) fn peak_offered(&self, now_ms: u64) -> u64 {
+        let second = now_ms / WINDOW_MS;
+        self.peaks
+            .iter()
+            .filter(|(at, _)| *at <= second && second - at < PEAKS as u64)
+            .map(|(_, offered)| *offered)
+            .max()
+            .unwrap_or(0)
     }
 
     pub(super) fn healthy(&mut self, now_ms: u64, latency_ms: u64) {

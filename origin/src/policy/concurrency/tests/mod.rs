@@ -41,6 +41,8 @@ struct Run {
     sent: Vec<u64>,
     refused: usize,
     longest_wait_ms: u64,
+    /// Each waiting call's arrival and wait.
+    waits: Vec<(u64, u64)>,
     peak_limit: u32,
     /// The limit after each event, with its time.
     limits: Vec<(u64, u32)>,
@@ -99,6 +101,7 @@ fn simulate(
             };
             if let Some(n) = line.pop_front() {
                 run.longest_wait_ms = run.longest_wait_ms.max(now - arrivals[n]);
+                run.waits.push((arrivals[n], now - arrivals[n]));
                 send(now, ticket, &mut events, &mut run);
             }
         }
@@ -170,7 +173,7 @@ fn healthy(latency_ms: u64) -> Sample {
 }
 
 #[test]
-fn a_burst_s_headroom_is_given_back_once_no_call_has_waited_for_a_window() {
+fn a_burst_s_headroom_is_given_back_to_its_busiest_window_then_to_the_floor() {
     let mut limit = adaptive();
     let mut held: VecDeque<Ticket> = (0..2).map(|at| sent(limit.arrive(at))).collect();
     for at in 2..40 {
@@ -188,9 +191,14 @@ fn a_burst_s_headroom_is_given_back_once_no_call_has_waited_for_a_window() {
         limit.limit(200) > 20,
         "raised by healthy answers while calls waited"
     );
+    assert_eq!(
+        limit.limit(200 + WINDOW_MS),
+        8,
+        "no call waited for a window: Little's figure for the busiest, 2 × 40 × 100 ms"
+    );
     assert!(
-        limit.limit(200 + WINDOW_MS) <= 2,
-        "nothing offered for a window: the floor"
+        limit.limit(6 * WINDOW_MS) <= 2,
+        "nothing offered for five windows: the floor"
     );
 }
 
@@ -240,3 +248,4 @@ fn a_fixed_limit_never_moves_and_off_is_no_limit() {
 }
 
 mod stall;
+mod waves;
