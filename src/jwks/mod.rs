@@ -9,6 +9,12 @@
 //! error, an answer that is not a key set the rules accept), one line says so with the
 //! URL and the reason, and the last good set stays in use.
 //!
+//! A token that passed is kept in this isolate's memory until it expires
+//! (`rules::token::verified`), with the generation of the provider's key set — every
+//! successful fetch is a new one — so a session's next request, or a flood of one
+//! token's refused requests, does not pay for its signature again, and a key the
+//! provider withdrew stops the tokens it signed at the next fetch.
+//!
 //! One fetch at a time per isolate: a request whose token needs what a fetch under way
 //! will bring waits for it on a timer of its own, then verifies with what it brought (it
 //! cannot await the other request's fetch: the runtime cancels a request that waits on
@@ -18,11 +24,12 @@
 mod fetch;
 pub mod settings;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
 use rules::token::key_cache::{ttl_ms, Decision, KeyCache, Need, Reason};
+use rules::token::verified::{VerifiedTokens, CAPACITY};
 use rules::token::{AccessClaims, KeySource, ProviderKeys, TokenRejection};
 use worker::Delay;
 
@@ -40,11 +47,41 @@ const IN_FLIGHT_MS: i64 = 3_500;
 
 thread_local! {
     static CACHE: RefCell<Option<KeyCache<Rc<ProviderKeys>>>> = const { RefCell::new(None) };
+    /// The provider's key sets fetched so far: the generation of the one in use.
+    static GENERATION: Cell<u64> = const { Cell::new(0) };
+    static VERIFIED: RefCell<Option<VerifiedTokens>> = const { RefCell::new(None) };
 }
 
 /// Verifies a bearer token at `now_ms` with the edge's own keys and, when
-/// `JWT_JWKS_URL` is set, the identity provider's.
+/// `JWT_JWKS_URL` is set, the identity provider's; a token this isolate verified before
+/// answers from its memory.
 pub async fn verify(
+    token: &str,
+    config: &EdgeConfig,
+    now_ms: i64,
+) -> Result<AccessClaims, TokenRejection> {
+    if let Some(claims) = verified(|kept| kept.get(token, GENERATION.get(), now_ms)) {
+        return Ok(claims);
+    }
+    let verdict = verify_now(token, config, now_ms).await;
+    if let Ok(claims) = &verdict {
+        let leeway = config.policy.leeway_secs;
+        verified(|kept| kept.keep(token, claims, GENERATION.get(), leeway, now_ms));
+    }
+    verdict
+}
+
+/// Runs `f` on this isolate's verified tokens, made on first use.
+fn verified<T>(f: impl FnOnce(&mut VerifiedTokens) -> T) -> T {
+    VERIFIED.with(|kept| {
+        f(kept
+            .borrow_mut()
+            .get_or_insert_with(|| VerifiedTokens::new(CAPACITY)))
+    })
+}
+
+/// Verifies a bearer token with the keys, fetching the provider's when they are needed.
+async fn verify_now(
     token: &str,
     config: &EdgeConfig,
     now_ms: i64,
@@ -120,6 +157,7 @@ async fn refresh(settings: &JwksSettings, config: &EdgeConfig, reason: Reason, n
                 }
             );
             with_cache(settings, |cache| cache.fetched(Rc::new(keys), ttl, done));
+            GENERATION.set(GENERATION.get() + 1);
         }
         Err(why) => {
             let (retry_at, kept) = with_cache(settings, |cache| {

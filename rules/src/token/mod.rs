@@ -10,6 +10,7 @@
 //! - `provider` — an identity provider's key set (`JWT_JWKS_URL`), public keys only.
 //! - `public_keys` — its RS256 and ES256 keys, verification only.
 //! - `key_cache` — when an isolate fetches the provider's key set again.
+//! - `verified` — tokens an isolate verified, kept until they expire.
 //! - `jws` — the compact JWS layer: structure, header, signature. Knows no claims.
 //! - `claims` — the claims policy: types, `exp`/`nbf` with leeway, `iss`, `aud`.
 //! - `mint` — new access tokens, written exactly as the policy reads them.
@@ -28,6 +29,7 @@ mod keys;
 mod mint;
 mod provider;
 mod public_keys;
+pub mod verified;
 
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@
 //! - `idp` — an identity provider's keys (`testdata/jwks/`), documents and tokens;
 //!   `provider` — its key set document; `provider_tokens` — its tokens;
 //!   `key_cache` — when its key set is fetched.
+//! - `verified` — tokens kept once verified, and when they stop answering.
 
 mod idp;
 mod key_cache;
@@ -18,6 +19,7 @@ mod provider;
 mod provider_tokens;
 mod rejections;
 mod vectors;
+mod verified;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
