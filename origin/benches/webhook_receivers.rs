@@ -71,7 +71,9 @@ fn serve_apart(router: Router) -> String {
             .expect("a runtime");
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("a listener");
-            let _ = axum::serve(listener, router).await;
+            axum::serve(listener, router)
+                .await
+                .expect("the receiver serves");
         });
     });
     url

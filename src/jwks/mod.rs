@@ -10,10 +10,11 @@
 //! URL and the reason, and the last good set stays in use.
 //!
 //! A token that passed is kept in this isolate's memory until it expires
-//! (`rules::token::verified`), with the generation of the provider's key set — every
-//! successful fetch is a new one — so a session's next request, or a flood of one
-//! token's refused requests, does not pay for its signature again, and a key the
-//! provider withdrew stops the tokens it signed at the next fetch.
+//! (`rules::token::verified`), a provider's with the generation of the key set — every
+//! successful fetch is a new one — and no longer than that set is fresh, so a session's
+//! next request, or a flood of one token's refused requests, does not pay for its
+//! signature again, and a key the provider withdrew stops the tokens it signed within the
+//! set's TTL, as without the memory.
 //!
 //! One fetch at a time per isolate: a request whose token needs what a fetch under way
 //! will bring waits for it on a timer of its own, then verifies with what it brought (it
@@ -29,7 +30,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use rules::token::key_cache::{ttl_ms, Decision, KeyCache, Need, Reason};
-use rules::token::verified::{VerifiedTokens, CAPACITY};
+use rules::token::verified::{ProviderSet, VerifiedTokens, CAPACITY};
 use rules::token::{AccessClaims, KeySource, ProviderKeys, TokenRejection};
 use worker::Delay;
 
@@ -65,10 +66,22 @@ pub async fn verify(
     }
     let verdict = verify_now(token, config, now_ms).await;
     if let Ok(claims) = &verdict {
-        let leeway = config.policy.leeway_secs;
-        verified(|kept| kept.keep(token, claims, GENERATION.get(), leeway, now_ms));
+        let (set, leeway) = (provider_set(config), config.policy.leeway_secs);
+        verified(|kept| kept.keep(token, claims, set, leeway, now_ms));
     }
     verdict
+}
+
+/// The provider's key set in use: its generation, and until when it is fresh.
+fn provider_set(config: &EdgeConfig) -> ProviderSet {
+    let fresh_until = config
+        .jwks
+        .as_ref()
+        .and_then(|settings| with_cache(settings, |cache| cache.fresh_until()));
+    fresh_until.map_or(ProviderSet::NONE, |fresh_until_ms| ProviderSet {
+        generation: GENERATION.get(),
+        fresh_until_ms,
+    })
 }
 
 /// Runs `f` on this isolate's verified tokens, made on first use.

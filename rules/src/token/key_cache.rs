@@ -103,6 +103,11 @@ impl<S> KeyCache<S> {
         self.kept.as_ref().map(|(set, _)| set)
     }
 
+    /// Until when the last good set is fresh: past it, it is fetched again before use.
+    pub fn fresh_until(&self) -> Option<i64> {
+        self.kept.as_ref().map(|(_, fresh_until)| *fresh_until)
+    }
+
     /// When the last good set was fetched.
     pub fn fetched_at(&self) -> Option<i64> {
         self.fetched_at
