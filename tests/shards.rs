@@ -12,7 +12,7 @@
 use crate::support;
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use harness::eventually::eventually;
 use reqwest::StatusCode;
@@ -141,19 +141,24 @@ async fn an_events_arrivals_over_eight_shards_are_numbered_once_in_one_exact_ord
     assert!(spread < 0.1, "{held:?}");
 
     // Ticket polls read the head's snapshot: the only object calls are its fetches (a
-    // fetch that failed on a loaded machine is asked again: a call each time).
+    // fetch that failed on a loaded machine is asked again: a call each time). Beside
+    // them, the origin's history sampler asks the edge for the open room's report every
+    // 5 s (`origin/src/policy/history.rs`, INTERVAL_MS), a room call each: at most one
+    // per 5 s the polls took, and one more for the tick they may straddle.
     let before = health(&system).await;
+    let started = Instant::now();
     for at in (0..PEOPLE).step_by(40) {
         let ticket = entered[at]["ticket"].as_str().unwrap_or_default();
         let placed = poll(&system, &tokens[at], ticket).await;
         assert_eq!(placed["position"], json!(seqs[at] + 1), "{placed}");
     }
     let after = health(&system).await;
+    let sampler_ticks = started.elapsed().as_secs() / 5 + 1;
     let grew = |name: &str| after[name].as_u64().unwrap_or(0) - before[name].as_u64().unwrap_or(0);
-    assert_eq!(
-        grew("roomCalls"),
-        grew("snapshotsFetched") + grew("snapshotsFailed"),
-        "{after}"
+    let fetches = grew("snapshotsFetched") + grew("snapshotsFailed");
+    assert!(
+        (fetches..=fetches + sampler_ticks).contains(&grew("roomCalls")),
+        "{fetches} fetches, {sampler_ticks} sampler ticks: {after}"
     );
 
     // The first twenty in line leave: taken out with their shards' next batches.
