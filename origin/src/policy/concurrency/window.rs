@@ -39,7 +39,8 @@ impl Window {
         peak.1 = peak.1.max(offered);
     }
 
-    /// The most calls offered over one window, of those counted in the last [`PEAKS`].
+    /// The most calls offered over one window, of those counted in this window's second
+    /// or the [`PEAKS`] − 1 before it: a peak is remembered 4–5 s.
     pub(super) fn peak_offered(&self, now_ms: u64) -> u64 {
         let second = now_ms / WINDOW_MS;
         self.peaks
