@@ -117,8 +117,8 @@ async fn answered(what: &str, answered: &AtomicUsize, count: usize) {
 /// The burst: 200 orders to the slow PG, 100 to the holding one, then 200 to the slow
 /// one again in three steps, so the kill lands mid-burst with payments and deliveries
 /// in flight however slow the machine: 30 orders, of which 20 answered are followed by
-/// `before_kill`, the receiver made to hold its answers and one delivery held; then 30
-/// more, `victim` killed once 10 of them are answered; the last 140 after the kill.
+/// `before_kill` and the receiver made to hold its answers; then 30 more, `victim`
+/// killed once a delivery is held and 10 of them are answered; the last 140 after it.
 /// The orders answered with a payment.
 async fn burst_with_a_kill<F: std::future::Future<Output = ()>>(
     system: &System,
@@ -135,10 +135,16 @@ async fn burst_with_a_kill<F: std::future::Future<Output = ()>>(
     system.set_faults(slow_pg()).await;
 
     let (first, second) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    let held = async {
+    let hang = async {
         answered("20 of the last stretch answered", &first, 20).await;
         before_kill.await;
         receiver.set_mode("hang").await;
+    };
+    let (stretch, around) = (orders(300..330), orders(330..360));
+    let (made_first, ()) = tokio::join!(confirms(system, &stretch, targets, &first), hang);
+    // Awaited beside the next 30: on a fast machine the stretch's deliveries can all be
+    // done before the receiver hangs, and theirs are then the ones held.
+    let kill = async {
         let what = "a delivery held";
         eventually(what, WITHIN, Duration::from_millis(20), || async {
             let held = arrivals(receiver).await;
@@ -148,10 +154,6 @@ async fn burst_with_a_kill<F: std::future::Future<Output = ()>>(
             }
         })
         .await;
-    };
-    let (stretch, around) = (orders(300..330), orders(330..360));
-    let (made_first, ()) = tokio::join!(confirms(system, &stretch, targets, &first), held);
-    let kill = async {
         answered("10 answered just before the kill", &second, 10).await;
         victim.kill();
     };
