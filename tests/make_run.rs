@@ -4,13 +4,14 @@
 //! after it, and the sessions of the first run live on, since the password is the same.
 //! A third start with a new `DEMO_PASSWORD` ends them. The state is kept apart from the
 //! checkout's own (`DATA_DIR`, `DEV_VARS_FILE`), so a developer's `make run` is left
-//! alone; the ports are free ones.
+//! alone; the ports are free ones, reserved for the test (`harness::ports::ReservedPort`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use harness::ports::ReservedPort;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -158,7 +159,11 @@ async fn who_am_i(http: &reqwest::Client, edge: &str, access: &str) -> StatusCod
 #[tokio::test]
 async fn make_run_starts_again_on_the_state_it_left_and_logs_in_after() {
     let state = tempfile::tempdir().expect("a folder");
-    let ports = harness::ports::free_ports::<5>().expect("free ports");
+    // Held for the whole test, between the starts too: a port only found free could be
+    // handed meanwhile to another test's socket (it was, once, the origin's metrics').
+    let reserved: [ReservedPort; 5] =
+        std::array::from_fn(|_| ReservedPort::new().expect("a reserved port"));
+    let ports = reserved.each_ref().map(ReservedPort::port);
     let edge = format!("http://127.0.0.1:{}", ports[4]);
     let http = harness::workerd::client().build().expect("a client");
 
