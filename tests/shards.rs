@@ -21,7 +21,7 @@ use rules::queue::ticket::derive_key;
 use serde_json::{json, Value};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions as _, Connection as _};
-use support::room::{define, each, enter, leave, start, ticket_poll};
+use support::room::{define, each, enter, health, leave, start, ticket_poll};
 use support::System;
 
 const EVENT: &str = "drop-sharded";
@@ -40,16 +40,6 @@ fn seq_of(ticket: &Value) -> u64 {
 async fn poll(system: &System, token: &str, ticket: &str) -> Value {
     let answer = ticket_poll(system, token, EVENT, ticket).await;
     assert_eq!(answer.status(), StatusCode::OK);
-    answer.json().await.expect("JSON")
-}
-
-async fn health(system: &System) -> Value {
-    let answer = system
-        .http
-        .get(format!("{}/healthz", system.edge))
-        .send()
-        .await
-        .expect("the edge answers");
     answer.json().await.expect("JSON")
 }
 
@@ -145,14 +135,14 @@ async fn an_events_arrivals_over_eight_shards_are_numbered_once_in_one_exact_ord
     // them, the origin's history sampler asks the edge for the open room's report every
     // 5 s (`origin/src/policy/history.rs`, INTERVAL_MS), a room call each: at most one
     // per 5 s the polls took, and one more for the tick they may straddle.
-    let before = health(&system).await;
+    let before = health(&system, &system.edge).await;
     let started = Instant::now();
     for at in (0..PEOPLE).step_by(40) {
         let ticket = entered[at]["ticket"].as_str().unwrap_or_default();
         let placed = poll(&system, &tokens[at], ticket).await;
         assert_eq!(placed["position"], json!(seqs[at] + 1), "{placed}");
     }
-    let after = health(&system).await;
+    let after = health(&system, &system.edge).await;
     let sampler_ticks = started.elapsed().as_secs() / 5 + 1;
     let grew = |name: &str| after[name].as_u64().unwrap_or(0) - before[name].as_u64().unwrap_or(0);
     let fetches = grew("snapshotsFetched") + grew("snapshotsFailed");

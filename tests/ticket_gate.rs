@@ -15,7 +15,7 @@ use harness::eventually::eventually;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::gate::assert_replayed;
-use support::room::{count, define, enter, health, start, ticket_poll};
+use support::room::{count, define, enter, health, start, ticket_poll, ticket_poll_until};
 use support::System;
 
 const EVENT: &str = "ticket-gate";
@@ -213,7 +213,10 @@ async fn a_waiting_lines_flood_of_confirms_reaches_neither_the_room_nor_the_orig
     }
     // Every place in the isolate's copy of the snapshot before the flood.
     let (last_token, last_ticket) = line.last().expect("a line");
-    ticket_poll_until(&system, last_token, last_ticket, |p| p["position"].is_u64()).await;
+    ticket_poll_until(&system, last_token, EVENT, last_ticket, |p| {
+        p["position"].is_u64()
+    })
+    .await;
     let before = health(&system, &system.edge).await;
     let origin_before = origin_confirms(&system).await;
 
@@ -330,7 +333,7 @@ async fn a_paid_order_retried_with_a_waiting_ticket_is_pointed_to_its_outcome() 
     let first: Value = first.json().await.expect("a JSON body");
     assert_eq!(first["status"], "APPROVED", "{first}");
     // The pass spent, the other buyer holds the one pass; the first enters again.
-    ticket_poll_until(&system, &waiting, &waiting_ticket, |p| {
+    ticket_poll_until(&system, &waiting, EVENT, &waiting_ticket, |p| {
         p["admitted"] == true
     })
     .await;
@@ -338,7 +341,7 @@ async fn a_paid_order_retried_with_a_waiting_ticket_is_pointed_to_its_outcome() 
     assert_eq!(back["admitted"], false, "{back}");
     let new_ticket = back["ticket"].as_str().expect("a ticket");
     // The isolate's snapshot shows the new place waiting.
-    ticket_poll_until(&system, &token, new_ticket, |p| {
+    ticket_poll_until(&system, &token, EVENT, new_ticket, |p| {
         p["admitted"] == false && p["position"].is_u64()
     })
     .await;
@@ -380,22 +383,4 @@ async fn a_paid_order_retried_with_a_waiting_ticket_is_pointed_to_its_outcome() 
         .expect("the edge answers");
     assert_replayed(without_ticket, StatusCode::CREATED, &first).await;
     assert_eq!(system.ledger().await["requestCount"], 1, "bought once");
-}
-
-/// Polls with `ticket` until its answer satisfies `done` (30 s at most).
-async fn ticket_poll_until(system: &System, token: &str, ticket: &str, done: fn(&Value) -> bool) {
-    eventually(
-        "the ticket's place",
-        Duration::from_secs(30),
-        EVERY,
-        || async {
-            let placed: Value = ticket_poll(system, token, EVENT, ticket)
-                .await
-                .json()
-                .await
-                .map_err(|err| err.to_string())?;
-            done(&placed).then_some(()).ok_or(placed.to_string())
-        },
-    )
-    .await;
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use harness::localstripe::Localstripe;
 use serde_json::{json, Value};
 
-use crate::stripe::{adapter, SECRET_KEY};
+use crate::stripe::{adapter, all_intents};
 use crate::support::{simulator, toss};
 
 const PROBE: &str = "probe-0123456789abcdef";
@@ -91,17 +91,11 @@ async fn a_breaker_confirm_probe_is_a_confirm_that_localstripe_answers_not_found
     let localstripe = Localstripe::start().await;
     let stripe = adapter(localstripe.url());
     assert!(stripe.answers_confirm("probe-0123456789abcdef").await);
-    let list: Value = reqwest::Client::new()
-        .get(format!("{}/v1/payment_intents", localstripe.url()))
-        .bearer_auth(SECRET_KEY)
-        .send()
-        .await
-        .and_then(reqwest::Response::error_for_status)
-        .expect("localstripe lists its PaymentIntents")
-        .json()
-        .await
-        .expect("a list");
-    assert_eq!(list["data"], serde_json::json!([]), "nothing made");
+    assert_eq!(
+        all_intents(&localstripe).await,
+        Vec::<Value>::new(),
+        "nothing made"
+    );
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
     let url = format!("http://{}", closed.local_addr().expect("its address"));
     drop(closed);

@@ -57,8 +57,8 @@ fn order<'a>(order_id: &'a str, card: &'a str, reference: Option<&'a str>) -> Or
     }
 }
 
-/// Every PaymentIntent localstripe holds whose `metadata.order_id` is `order_id`.
-async fn intents_for(localstripe: &Localstripe, order_id: &str) -> Vec<Value> {
+/// Every PaymentIntent localstripe holds (its first 100).
+pub(crate) async fn all_intents(localstripe: &Localstripe) -> Vec<Value> {
     let list: Value = reqwest::Client::new()
         .get(format!(
             "{}/v1/payment_intents?limit=100",
@@ -72,7 +72,12 @@ async fn intents_for(localstripe: &Localstripe, order_id: &str) -> Vec<Value> {
         .json()
         .await
         .expect("a list");
-    let all = list["data"].as_array().cloned().unwrap_or_default();
+    list["data"].as_array().cloned().unwrap_or_default()
+}
+
+/// Every PaymentIntent localstripe holds whose `metadata.order_id` is `order_id`.
+async fn intents_for(localstripe: &Localstripe, order_id: &str) -> Vec<Value> {
+    let all = all_intents(localstripe).await;
     all.into_iter()
         .filter(|intent| intent["metadata"]["order_id"] == order_id)
         .collect()

@@ -137,6 +137,30 @@ pub async fn status_until(
     .await
 }
 
+/// Polls `event` with `ticket` until its answer satisfies `done` (30 s at most).
+pub async fn ticket_poll_until(
+    system: &System,
+    token: &str,
+    event: &str,
+    ticket: &str,
+    done: fn(&Value) -> bool,
+) {
+    eventually(
+        "the ticket's place",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        || async {
+            let placed: Value = ticket_poll(system, token, event, ticket)
+                .await
+                .json()
+                .await
+                .map_err(|err| err.to_string())?;
+            done(&placed).then_some(()).ok_or(placed.to_string())
+        },
+    )
+    .await;
+}
+
 /// Defines `event` with the operator's `POST /admin/events`, which must take it.
 pub async fn define(system: &System, event: Value) {
     let (status, body) = system.set_event(event).await;
