@@ -15,10 +15,12 @@
 //!   `healthy_ms`, the breaker's slow-call threshold), over the window, or the latest
 //!   such mean when the window has none.
 //! - **Raised only by healthy answers.** A call that comes back healthy raises the limit
-//!   to what Little's law asks now, and by one more if every slot was taken (so a burst
-//!   the window has not yet measured doubles the limit every round trip, as TCP's slow
-//!   start does). Nothing else raises it: a stalled PG answers nothing, so a wave that
-//!   arrives with the stall finds the limit where the healthy PG left it.
+//!   to what Little's law asks now, and by one more if every slot was taken and the
+//!   call had itself waited for its slot (so a burst the window has not yet measured
+//!   doubles the limit every round trip, as TCP's slow start does). Nothing else raises
+//!   it: a stalled PG answers nothing, so a wave that arrives with the stall finds the
+//!   limit where the healthy PG left it — and the answer of a call sent at once just
+//!   before the stall, while the calls sent after it hold every slot, adds no slot.
 //! - **At the floor as soon as a call is overdue.** The limit knows when each call took
 //!   its slot; one still out at `healthy_ms` is already known to be slow, and from that
 //!   moment until it ends the limit stands at its floor and no answer raises it — unless a
@@ -116,6 +118,8 @@ pub struct Sample {
 struct Held {
     ticket: Ticket,
     since_ms: u64,
+    /// Whether the call waited in the line for this slot.
+    waited: bool,
 }
 
 /// The limit and the calls it governs.
@@ -165,7 +169,7 @@ impl ConcurrencyLimit {
         self.window.arrived(now_ms);
         self.settle(now_ms);
         if self.waiting == 0 && self.in_flight() < self.limit {
-            return Admission::Now(self.hold(now_ms));
+            return Admission::Now(self.hold(now_ms, false));
         }
         self.waited_at_ms = Some(now_ms);
         if self.waiting >= self.ceiling {
@@ -181,7 +185,7 @@ impl ConcurrencyLimit {
         let free = self.waiting > 0 && self.in_flight() < self.limit;
         free.then(|| {
             self.waiting -= 1;
-            self.hold(now_ms)
+            self.hold(now_ms, true)
         })
     }
 
@@ -199,6 +203,10 @@ impl ConcurrencyLimit {
     pub fn finish(&mut self, ticket: Ticket, now_ms: u64, sample: Sample) {
         let full = self.waiting > 0 || self.in_flight() >= self.limit;
         let held = self.unhold(ticket);
+        // Slow start's step is earned by a call that had to wait for its slot: one sent
+        // at once, answered while the calls sent after it hold every slot, may be the
+        // last the PG answered before a stall that holds them.
+        let earned = full && held.is_some_and(|held| held.waited);
         if !self.adaptive {
             return;
         }
@@ -207,7 +215,7 @@ impl ConcurrencyLimit {
             self.limit = self.floor;
             return;
         }
-        if held {
+        if held.is_some() {
             self.answered = self.answered.max(Some(ticket));
         }
         self.window.healthy(now_ms, sample.latency_ms);
@@ -217,25 +225,26 @@ impl ConcurrencyLimit {
             self.limit = self.floor;
             return;
         }
-        let raised = self.limit.saturating_add(u32::from(full));
+        let raised = self.limit.saturating_add(u32::from(earned));
         self.limit = raised.max(self.needed(now_ms)).min(self.ceiling);
     }
 
-    /// A slot taken at `now_ms`.
-    fn hold(&mut self, now_ms: u64) -> Ticket {
+    /// A slot taken at `now_ms`, by a call that `waited` for it or not.
+    fn hold(&mut self, now_ms: u64, waited: bool) -> Ticket {
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
         self.held.push_back(Held {
             ticket,
             since_ms: now_ms,
+            waited,
         });
         ticket
     }
 
-    /// Frees `ticket`'s slot: whether it held one.
-    fn unhold(&mut self, ticket: Ticket) -> bool {
+    /// Frees `ticket`'s slot: the slot, if it held one.
+    fn unhold(&mut self, ticket: Ticket) -> Option<Held> {
         let index = self.held.binary_search_by_key(&ticket, |held| held.ticket);
-        index.is_ok_and(|index| self.held.remove(index).is_some())
+        index.ok().and_then(|index| self.held.remove(index))
     }
 
     /// Whether a call is out past `healthy_ms` that took its slot after the latest call

@@ -175,3 +175,38 @@ fn a_lone_straggler_among_healthy_answers_refuses_nobody() {
     let after = run.limits.iter().find(|(at, _)| *at >= 6_100);
     assert!(after.is_some_and(|(_, limit)| *limit > 2), "{after:?}");
 }
+
+#[test]
+fn an_answer_of_a_call_sent_at_once_adds_no_slot_while_the_calls_after_it_hold_them_all() {
+    let mut limit = adaptive();
+    // At the floor of two, a line has formed; the PG stalls for the second call on.
+    let first = sent(limit.arrive(0));
+    let _stalled = sent(limit.arrive(10));
+    assert_eq!(limit.arrive(20), Admission::Wait);
+    // The first call, sent at once before the stall, comes back healthy: its slot goes
+    // to the call waiting, and no more — the next arrival waits too.
+    limit.finish(first, 100, healthy(100));
+    let _into_the_stall = limit.hand_over(100).expect("the freed slot");
+    assert_eq!(limit.arrive(110), Admission::Wait);
+    assert_eq!(limit.limit(110), 2);
+}
+
+#[test]
+fn a_call_that_waited_for_its_slot_and_is_answered_in_a_full_line_earns_slow_start_s_step() {
+    let mut limit = adaptive();
+    let (first, second) = (sent(limit.arrive(0)), sent(limit.arrive(0)));
+    assert_eq!(limit.arrive(0), Admission::Wait);
+    assert_eq!(limit.arrive(0), Admission::Wait);
+    limit.finish(first, 100, healthy(100));
+    let waited = limit.hand_over(100).expect("the first's slot");
+    limit.finish(second, 100, healthy(100));
+    let _also_waited = limit.hand_over(100).expect("the second's slot");
+    assert_eq!(
+        limit.limit(100),
+        2,
+        "answers of calls sent at once raise nothing"
+    );
+    assert_eq!(limit.arrive(150), Admission::Wait);
+    limit.finish(waited, 200, healthy(100));
+    assert_eq!(limit.limit(200), 3);
+}
