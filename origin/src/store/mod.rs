@@ -5,6 +5,7 @@
 //! scheme.
 
 mod budget;
+mod checkpoint;
 mod controls;
 mod events;
 mod idempotency;
@@ -30,7 +31,7 @@ use async_trait::async_trait;
 use rules::sliding_window::Rate;
 
 pub use self::open::{open, without_password, Backend};
-pub use self::outbox::{Ack, Attempt, Backlog, Failure, Outbox, OutboxEvent};
+pub use self::outbox::{Ack, Attempt, Backlog, Claim, Failure, Outbox, OutboxEvent};
 pub use self::types::*;
 use crate::policy::recovery::Decision;
 use crate::policy::settlement::period::Period;

@@ -51,7 +51,11 @@ impl PostgresStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/postgres").run(&pool).await?;
-        Ok(Self { pool, cipher })
+        Ok(Self {
+            pool,
+            cipher,
+            checkpoints: None,
+        })
     }
 }
 

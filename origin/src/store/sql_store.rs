@@ -11,6 +11,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use sqlx::{Database, Pool};
 
+use super::checkpoint::Checkpoints;
 use super::sql::{sql_bounds, Sql};
 use super::{
     BreakerControl, Claimed, EventSpec, EventView, IdempotencyClaim, IdempotencyRecord, Lease,
@@ -27,6 +28,9 @@ use crate::policy::settlement::reconcile::Finding;
 pub struct SqlStore<DB: Database> {
     pub(super) cipher: FieldCipher,
     pub(super) pool: Pool<DB>,
+    /// SQLite's checkpoints (`checkpoint.rs`), until the last clone is dropped; none on
+    /// PostgreSQL.
+    pub(super) checkpoints: Option<Arc<Checkpoints>>,
 }
 
 impl<DB: Database> Clone for SqlStore<DB> {
@@ -34,6 +38,7 @@ impl<DB: Database> Clone for SqlStore<DB> {
         Self {
             cipher: self.cipher.clone(),
             pool: self.pool.clone(),
+            checkpoints: self.checkpoints.clone(),
         }
     }
 }

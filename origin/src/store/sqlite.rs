@@ -1,13 +1,16 @@
-//! The SQLite store: one file, WAL journal, bounded waits.
+//! The SQLite store: one file, WAL journal checkpointed off the writers' path, bounded
+//! waits.
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::Sqlite;
 
+use super::checkpoint::Checkpoints;
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
 use super::sql::{unique_violation_as, Sql};
 use super::sql_store::{Dialect, SqlStore};
@@ -33,6 +36,8 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
+            // Commits never checkpoint: `Checkpoints` does, off their path.
+            .pragma("wal_autocheckpoint", "0")
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
         if let Some(folder) = Path::new(options.get_filename()).parent() {
@@ -46,7 +51,12 @@ impl SqliteStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        Ok(Self { pool, cipher })
+        let checkpoints = Some(Arc::new(Checkpoints::start(pool.clone())));
+        Ok(Self {
+            pool,
+            cipher,
+            checkpoints,
+        })
     }
 }
 
