@@ -14,8 +14,10 @@
 //!   (`MERCHANT_WEBHOOK_TIMEOUT_MS`) and its body read to [`MAX_ANSWER_BYTES`] at most;
 //!   a failure is retried with backoff and jitter for 3 days (`policy::delivery`), then
 //!   kept as a dead letter; 410 Gone disables the endpoint until an operator enables it.
-//!   Delivery runs beside the payments, on its own connections and tasks.
+//!   Delivery runs beside the payments, on its own connections and tasks, its requests
+//!   to the merchant on a thread and runtime of their own (`apart.rs`).
 
+mod apart;
 pub mod config;
 pub mod message;
 pub mod signature;
@@ -26,11 +28,12 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+use self::apart::Apart;
 use self::config::MerchantWebhooks;
 use crate::clock::now_ms;
 use crate::metrics::Metrics;
 use crate::policy::delivery::{verdict, Verdict};
-use crate::store::{Ack, Attempt, Failure, Lease, OutboxEvent, Store, StoreError};
+use crate::store::{Ack, Attempt, Claim, Failure, Lease, OutboxEvent, Store, StoreError};
 
 /// The most of a receiver's answer read; the rest is dropped with the connection.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
@@ -50,6 +53,8 @@ pub struct Delivery {
     metrics: Arc<Metrics>,
     config: MerchantWebhooks,
     http: reqwest::Client,
+    /// Where the requests to the merchant run (`apart.rs`).
+    apart: Apart,
     /// This instance's name on its leases.
     holder: String,
     currency: String,
@@ -79,6 +84,7 @@ impl Delivery {
             metrics,
             config,
             http,
+            apart: Apart::start("merchant-webhooks")?,
             holder: format!("webhooks-{}", u64::from_le_bytes(random)),
             currency: currency.to_owned(),
             gone_at: AtomicI64::new(0),
@@ -102,16 +108,24 @@ impl Delivery {
     }
 
     /// Records the attempts that ended so far — acknowledged, failed, held back — in
-    /// one write, and forgets them once written: a write that fails or is cancelled
+    /// one write (publishing what was committed beside them), and forgets them once
+    /// written: a write that fails or is cancelled
     /// leaves them for the next. One flush at a time: the loop's, or, once the loop has
     /// stopped, the caller's. (Those not written when the process dies are delivered
     /// again once their leases run out, under the same `webhook-id`.)
     pub async fn flush(&self) -> Result<(), StoreError> {
+        self.pass(None).await.map(drop)
+    }
+
+    /// One pass in one write: the attempts that ended so far recorded, what was
+    /// committed published, and `claim` claimed; the recorded attempts forgotten once
+    /// written (a write that fails or is cancelled leaves them for the next).
+    async fn pass(&self, claim: Option<Claim<'_>>) -> Result<Vec<OutboxEvent>, StoreError> {
         let ended = self.ended().clone();
-        self.store.record_attempts(&ended).await?;
+        let claimed = self.store.delivery_pass(&ended, claim).await?;
         // Only appended to meanwhile: the written ones are still the first.
         self.ended().drain(..ended.len());
-        Ok(())
+        Ok(claimed)
     }
 
     fn ended(&self) -> std::sync::MutexGuard<'_, Vec<Attempt>> {
@@ -130,14 +144,14 @@ impl Delivery {
         }));
     }
 
-    /// Once a slot is free: writes the acknowledgements, publishes, claims what is due
-    /// into the free slots, and starts each delivery; how many were started.
+    /// Once a slot is free: in one write, records the attempts that ended, publishes,
+    /// and claims what is due into the free slots (nothing while the endpoint is
+    /// disabled); then starts each delivery. How many were started.
     async fn next_batch(self: &Arc<Self>, slots: &Arc<Semaphore>) -> Result<usize, StoreError> {
         // Wait for a slot before claiming, so nothing claimed waits out its lease.
         drop(slots.acquire().await);
-        self.flush().await?;
-        self.store.publish_events().await?;
         let checked_at = now_ms();
+        // Read before the pass: a 410 recorded among its attempts was written first.
         let disabled = self
             .store
             .endpoint_disabled(self.config.url.as_str())
@@ -150,17 +164,20 @@ impl Delivery {
                 .gone_at
                 .compare_exchange(gone_at, 0, Ordering::SeqCst, Ordering::SeqCst);
         }
+        let now = now_ms();
+        let claim = Claim {
+            now_ms: now,
+            lease: Lease {
+                holder: &self.holder,
+                until_ms: now + self.config.timeout.as_millis() as i64 + LEASE_MARGIN_MS,
+            },
+            limit: slots.available_permits().max(1) as u32,
+        };
+        let claimed = self.pass((!disabled).then_some(claim)).await?;
         if disabled {
             tokio::time::sleep(HELD).await;
             return Ok(0);
         }
-        let free = slots.available_permits().max(1) as u32;
-        let now = now_ms();
-        let lease = Lease {
-            holder: &self.holder,
-            until_ms: now + self.config.timeout.as_millis() as i64 + LEASE_MARGIN_MS,
-        };
-        let claimed = self.store.claim_deliveries(now, lease, free).await?;
         let started = claimed.len();
         for event in claimed {
             let Ok(slot) = slots.clone().acquire_owned().await else {
@@ -186,23 +203,27 @@ impl Delivery {
         let body = message::message(event, &self.currency).to_string();
         let timestamp = now_ms() / 1_000;
         let signature = self.config.secrets.sign(&id, timestamp, body.as_bytes());
-        let answer = self
+        let request = self
             .http
             .post(self.config.url.clone())
             .header("content-type", "application/json")
             .header("webhook-id", &id)
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
-            .body(body)
-            .send()
-            .await;
-        let answer = match answer {
-            Ok(mut response) => {
-                let status = response.status().as_u16();
-                read_bounded(&mut response).await;
-                Ok(status)
+            .body(body);
+        let sent = self.apart.run(async move {
+            match request.send().await {
+                Ok(mut response) => {
+                    let status = response.status().as_u16();
+                    read_bounded(&mut response).await;
+                    Ok(status)
+                }
+                Err(err) => Err(describe(&err)),
             }
-            Err(err) => Err(describe(&err)),
+        });
+        // Abandoned when the delivery stops: the event is sent again after its lease.
+        let Some(answer) = sent.await else {
+            return;
         };
         let now = now_ms();
         match verdict(answer) {

@@ -7,8 +7,9 @@
 //! one of the outbox's writes took 18–25 ms (`docs/design/webhooks.md`). Here it is
 //! woken the moment the writer ahead commits.
 //!
-//! **Two lanes.** The process's own loops — the outbox's publish, claim and results,
-//! recovery, settlement, the purges, the key rotation — write in the background lane:
+//! **Two lanes.** The process's own loops — the outbox's passes (its results, publishing
+//! and claiming, one transaction each), recovery, settlement, the purges, the key
+//! rotation — write in the background lane:
 //! they first take turns among themselves, so at most one of them is ever in the
 //! queue. A request's write (a confirm's, a login's, an operator's) waits behind at
 //! most one background write, however many the loops have to make; the background
@@ -104,9 +105,8 @@ macro_rules! one_writer {
 one_writer! {
     Outbox {}
     background fn publish_events(&self) -> Result<u64, StoreError>;
-    background fn claim_deliveries(&self, now_ms: i64, lease: Lease<'_>, limit: u32)
+    background fn delivery_pass(&self, ended: &[Attempt], claim: Option<Claim<'_>>)
         -> Result<Vec<OutboxEvent>, StoreError>;
-    background fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError>;
     write fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError>;
     read fn payment_events(&self, after: i64, limit: u32) -> Result<Vec<OutboxEvent>, StoreError>;
     read fn webhook_backlog(&self, listed: u32) -> Result<Backlog, StoreError>;

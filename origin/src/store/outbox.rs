@@ -75,6 +75,14 @@ pub struct Failure {
     pub next_attempt_at: Option<i64>,
 }
 
+/// What a delivery pass claims: up to `limit` events due at `now_ms`, under `lease`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim<'a> {
+    pub now_ms: i64,
+    pub lease: Lease<'a>,
+    pub limit: u32,
+}
+
 /// What waits to be delivered.
 #[derive(Debug, Clone, Default)]
 pub struct Backlog {
@@ -94,19 +102,16 @@ pub trait Outbox {
     /// Gives the committed events without a place one, in commit order; how many.
     async fn publish_events(&self) -> Result<u64, StoreError>;
 
-    /// Claims up to `limit` published events due at `now_ms`, each the head of its
-    /// order's line and not leased, under `lease`, in their published order.
-    async fn claim_deliveries(
+    /// One pass of the delivery loop, in one transaction (one write where three would
+    /// each take SQLite's one write lock from the payments, and a sync): records how the
+    /// `ended` attempts ended — one at an event no longer pending changes nothing —,
+    /// publishes the committed events, then claims what `claim` asks: published events
+    /// due, each the head of its order's line and not leased, in their published order.
+    async fn delivery_pass(
         &self,
-        now_ms: i64,
-        lease: Lease<'_>,
-        limit: u32,
+        ended: &[Attempt],
+        claim: Option<Claim<'_>>,
     ) -> Result<Vec<OutboxEvent>, StoreError>;
-
-    /// Records how attempts ended, all in one transaction (a write each would take
-    /// SQLite's one write lock from the payments as often). An attempt at an event no
-    /// longer pending changes nothing.
-    async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError>;
 
     /// Sends dead letter `id` again from `now_ms`; false when it is none.
     async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError>;
@@ -135,17 +140,13 @@ sql_bounds! {
         self.sql().publish_events(DB::PUBLISH_LOCK).await
     }
 
-    async fn claim_deliveries(
+    async fn delivery_pass(
         &self,
-        now_ms: i64,
-        lease: Lease<'_>,
-        limit: u32,
+        ended: &[Attempt],
+        claim: Option<Claim<'_>>,
     ) -> Result<Vec<OutboxEvent>, StoreError> {
-        self.sql().claim_deliveries(DB::CLAIM_LOCK, now_ms, lease, limit).await
-    }
-
-    async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
-        self.sql().record_attempts(attempts).await
+        let locks = (DB::PUBLISH_LOCK, DB::CLAIM_LOCK);
+        self.sql().delivery_pass(locks, ended, claim).await
     }
 
     async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError> {

@@ -3,9 +3,9 @@
 
 use sqlx::Row;
 
-use super::outbox::{Attempt, Backlog, OutboxEvent};
+use super::outbox::{Attempt, Backlog, Claim, OutboxEvent};
 use super::sql::{sql_bounds, Written as _};
-use super::{Lease, StoreError};
+use super::StoreError;
 
 const EVENT_COLUMNS: &str = "id, position, order_key, type, payment_id, status, amount, \
      event_id, failure_reason, flag, finding, external_amount, occurred_at, delivery, \
@@ -60,15 +60,67 @@ sql_bounds! {
     pub(super) async fn publish_events(&self, lock: &str) -> Result<u64, StoreError> {
         // Read first: a write would take SQLite's one write lock from the payments for
         // nothing (and PostgreSQL's publishing lock) whenever all is published.
-        let waiting = sqlx::query("SELECT id FROM payment_events WHERE position IS NULL LIMIT 1")
-            .fetch_optional(self.pool)
-            .await?;
-        if waiting.is_none() {
+        if !self.unpublished().await? {
             return Ok(0);
         }
         let mut tx = self.pool.begin().await?;
+        let published = Self::publish_in(&mut tx, lock).await?;
+        tx.commit().await?;
+        Ok(published)
+    }
+
+    /// One pass of the delivery loop in one transaction: records how `ended` attempts
+    /// ended, publishes what was committed, then claims what `claim` asks — so an
+    /// order's next event, its head acknowledged in this pass, is claimed in it too.
+    /// `locks` are the dialect's publishing and claiming locks. Nothing is written when
+    /// nothing ended, nothing waits for a place, and nothing is due.
+    pub(super) async fn delivery_pass(
+        &self,
+        (publish_lock, claim_lock): (&str, &str),
+        ended: &[Attempt],
+        claim: Option<Claim<'_>>,
+    ) -> Result<Vec<OutboxEvent>, StoreError> {
+        let publish = self.unpublished().await?;
+        let due = match claim {
+            Some(claim) if ended.is_empty() && !publish => self.due(claim.now_ms).await?,
+            _ => true,
+        };
+        if ended.is_empty() && !publish && !due {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.pool.begin().await?;
+        Self::record_in(&mut tx, ended).await?;
+        if publish {
+            Self::publish_in(&mut tx, publish_lock).await?;
+        }
+        let claimed = match claim {
+            Some(claim) => Self::claim_in(&mut tx, claim_lock, claim).await?,
+            None => Vec::new(),
+        };
+        tx.commit().await?;
+        Ok(claimed)
+    }
+
+    /// Whether a committed event waits for its place.
+    async fn unpublished(&self) -> Result<bool, StoreError> {
+        let waiting = sqlx::query("SELECT id FROM payment_events WHERE position IS NULL LIMIT 1")
+            .fetch_optional(self.pool)
+            .await?;
+        Ok(waiting.is_some())
+    }
+
+    /// Whether an event is due for delivery at `now_ms` (most of the time none is).
+    async fn due(&self, now_ms: i64) -> Result<bool, StoreError> {
+        let due = sqlx::query(&format!("SELECT e.id {HEADS_DUE} LIMIT 1"))
+            .bind(now_ms)
+            .fetch_optional(self.pool)
+            .await?;
+        Ok(due.is_some())
+    }
+
+    async fn publish_in(conn: &mut DB::Connection, lock: &str) -> Result<u64, StoreError> {
         if !lock.is_empty() {
-            sqlx::query(lock).execute(&mut *tx).await?;
+            sqlx::query(lock).execute(&mut *conn).await?;
         }
         let published = sqlx::query(
             "UPDATE payment_events SET position = placed.position FROM (\
@@ -79,32 +131,22 @@ sql_bounds! {
              ) AS placed WHERE payment_events.id = placed.id",
         )
         .bind(PUBLISH_BATCH)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?
         .rows();
-        tx.commit().await?;
         Ok(published)
     }
 
-    /// Claims up to `limit` events due for delivery, each the head of its order's line,
-    /// under `lease`; `lock` keeps concurrent claims apart ([`Dialect::CLAIM_LOCK`]).
+    /// Claims up to `claim.limit` events due, each the head of its order's line, in
+    /// their published order; `lock` keeps concurrent claims apart
+    /// ([`Dialect::CLAIM_LOCK`]).
     ///
     /// [`Dialect::CLAIM_LOCK`]: super::sql_store::Dialect::CLAIM_LOCK
-    pub(super) async fn claim_deliveries(
-        &self,
+    async fn claim_in(
+        conn: &mut DB::Connection,
         lock: &str,
-        now_ms: i64,
-        lease: Lease<'_>,
-        limit: u32,
+        claim: Claim<'_>,
     ) -> Result<Vec<OutboxEvent>, StoreError> {
-        // Read first, as in publishing: most of the time nothing is due.
-        let due = sqlx::query(&format!("SELECT e.id {HEADS_DUE} LIMIT 1"))
-            .bind(now_ms)
-            .fetch_optional(self.pool)
-            .await?;
-        if due.is_none() {
-            return Ok(Vec::new());
-        }
         let sql = format!(
             "UPDATE payment_events SET lease_until = $1, lease_holder = $2, \
              attempts = attempts + 1, last_attempt_at = $3 \
@@ -113,23 +155,19 @@ sql_bounds! {
             HEADS_DUE.replace("$1", "$3")
         );
         let rows = sqlx::query(&sql)
-            .bind(lease.until_ms)
-            .bind(lease.holder)
-            .bind(now_ms)
-            .bind(i64::from(limit))
-            .fetch_all(self.pool)
+            .bind(claim.lease.until_ms)
+            .bind(claim.lease.holder)
+            .bind(claim.now_ms)
+            .bind(i64::from(claim.limit))
+            .fetch_all(&mut *conn)
             .await?;
         let mut events = rows.iter().map(event_from_row).collect::<Result<Vec<_>, _>>()?;
         events.sort_by_key(|event| event.position);
         Ok(events)
     }
 
-    /// How attempts ended, in one transaction.
-    pub(super) async fn record_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
-        if attempts.is_empty() {
-            return Ok(());
-        }
-        let mut tx = self.pool.begin().await?;
+    /// How attempts ended; one at an event no longer pending changes nothing.
+    async fn record_in(conn: &mut DB::Connection, attempts: &[Attempt]) -> Result<(), StoreError> {
         for attempt in attempts {
             let statement = match attempt {
                 Attempt::Delivered(ack) => sqlx::query(
@@ -156,9 +194,8 @@ sql_bounds! {
                     .bind(failure.error.as_str())
                 }
             };
-            statement.execute(&mut *tx).await?;
+            statement.execute(&mut *conn).await?;
         }
-        tx.commit().await?;
         Ok(())
     }
 

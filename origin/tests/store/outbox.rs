@@ -2,12 +2,15 @@
 //! each order's events delivered one at a time, dead letters redelivered, endpoints disabled.
 
 use origin::policy::settlement::reconcile::Category;
-use origin::store::{Ack, Attempt, Failure, Lease, Outcome, Store};
+use origin::store::{Ack, Attempt, Claim, Failure, Lease, OutboxEvent, Outcome, Store};
 
 use crate::store::payments::new_payment;
 use crate::store::settlement::{finding, period};
 
-on_both_stores!(every_change_writes_its_event_and_each_order_is_delivered_in_order);
+on_both_stores!(
+    every_change_writes_its_event_and_each_order_is_delivered_in_order,
+    a_delivery_pass_publishes_what_was_committed_and_claims_it_in_one_write,
+);
 
 async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(store: &dyn Store) {
     let lease = |until_ms| Lease {
@@ -95,18 +98,11 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
     );
 
     // Only each order's head is claimed; the next once the head is delivered.
-    let heads = store
-        .claim_deliveries(10_000, lease(20_000), 10)
-        .await
-        .unwrap();
+    let heads = claim(store, 10_000, lease(20_000)).await;
     let kinds: Vec<&str> = heads.iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(kinds, ["payment.created", "payment.created"]);
     assert!(
-        store
-            .claim_deliveries(10_000, lease(20_000), 10)
-            .await
-            .unwrap()
-            .is_empty(),
+        claim(store, 10_000, lease(20_000)).await.is_empty(),
         "leased"
     );
     let ack = Ack {
@@ -120,12 +116,17 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
         error: "answered 500".into(),
         next_attempt_at: None,
     };
-    store
-        .record_attempts(&[Attempt::Delivered(ack), Attempt::Failed(failed)])
-        .await
-        .unwrap();
+    // One pass records both and claims: o-a's next event is claimed in the write that
+    // acknowledged its head.
     let next = store
-        .claim_deliveries(10_002, lease(20_000), 10)
+        .delivery_pass(
+            &[Attempt::Delivered(ack), Attempt::Failed(failed)],
+            Some(Claim {
+                now_ms: 10_002,
+                lease: lease(20_000),
+                limit: 10,
+            }),
+        )
         .await
         .unwrap();
     let kinds: Vec<&str> = next.iter().map(|e| e.kind.as_str()).collect();
@@ -145,10 +146,7 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
         !store.redeliver(heads[1].id, 10_003).await.unwrap(),
         "no longer dead"
     );
-    let again = store
-        .claim_deliveries(10_004, lease(20_000), 10)
-        .await
-        .unwrap();
+    let again = claim(store, 10_004, lease(20_000)).await;
     assert_eq!(
         again.iter().map(|e| e.id).collect::<Vec<_>>(),
         [heads[1].id]
@@ -156,10 +154,7 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
     assert_eq!(again[0].attempts, 1, "counted afresh");
 
     // A lease that ran out is claimed again, as it was.
-    let retaken = store
-        .claim_deliveries(30_000, lease(40_000), 10)
-        .await
-        .unwrap();
+    let retaken = claim(store, 30_000, lease(40_000)).await;
     assert_eq!(
         retaken.iter().map(|e| e.id).collect::<Vec<_>>(),
         [heads[1].id, next[0].id]
@@ -187,4 +182,41 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
             .unwrap(),
         None
     );
+}
+
+async fn a_delivery_pass_publishes_what_was_committed_and_claims_it_in_one_write(
+    store: &dyn Store,
+) {
+    let lease = Lease {
+        holder: "test",
+        until_ms: 20_000,
+    };
+    assert!(claim(store, 10_000, lease).await.is_empty(), "nothing yet");
+    store.insert_pending(new_payment("o-c")).await.unwrap();
+    let claimed = claim(store, 10_000, lease).await;
+    let seen: Vec<(Option<i64>, &str)> = claimed
+        .iter()
+        .map(|event| (event.position, event.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [(Some(1), "payment.created")],
+        "published, then claimed"
+    );
+    assert_eq!(
+        store.publish_events().await.unwrap(),
+        0,
+        "nothing left unplaced"
+    );
+    assert!(claim(store, 10_001, lease).await.is_empty(), "leased");
+}
+
+/// What one pass with nothing to record claims at `now_ms`, ten at most.
+async fn claim(store: &dyn Store, now_ms: i64, lease: Lease<'_>) -> Vec<OutboxEvent> {
+    let claim = Claim {
+        now_ms,
+        lease,
+        limit: 10,
+    };
+    store.delivery_pass(&[], Some(claim)).await.unwrap()
 }

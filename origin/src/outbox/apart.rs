@@ -1,0 +1,79 @@
+//! The merchant's HTTP apart from the payments: each webhook's request — connecting,
+//! the TLS handshake, waiting for the answer and reading it — runs on a thread and a
+//! runtime of its own, so no poll of theirs holds up a confirm on the API's runtime.
+//! A receiver that hangs, fails at once or answers 100 MB costs that thread, and the
+//! machine's cores as any process would; the loop that decides what to send, and every
+//! write of the store, stay where they were.
+//!
+//! The thread ends when its [`Apart`] is dropped; a request still out then is
+//! abandoned, and its event delivered again once its lease runs out, as after a crash.
+
+use std::future::Future;
+
+use tokio::runtime::{Builder, Handle};
+use tokio::sync::oneshot;
+
+/// A thread and runtime for the merchant's HTTP, until dropped.
+pub struct Apart {
+    handle: Handle,
+    /// Dropped with this: the thread's runtime stops, and the thread ends.
+    _stop: oneshot::Sender<()>,
+}
+
+impl Apart {
+    /// Starts the thread `name`.
+    pub fn start(name: &str) -> std::io::Result<Self> {
+        let runtime = Builder::new_current_thread().enable_all().build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let _ = stopped.await;
+                });
+            })?;
+        Ok(Self {
+            handle,
+            _stop: stop,
+        })
+    }
+
+    /// Runs `work` on the thread; `None` when it was abandoned there (the thread has
+    /// stopped).
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = T> + Send + 'static,
+    ) -> Option<T> {
+        self.handle.spawn(work).await.ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn work_runs_on_the_thread_and_is_abandoned_when_it_stops() {
+        let apart = Apart::start("apart-test").unwrap();
+        let name = apart
+            .run(async { std::thread::current().name().map(str::to_owned) })
+            .await;
+        assert_eq!(name, Some(Some("apart-test".to_owned())));
+        assert_ne!(std::thread::current().name(), Some("apart-test"));
+
+        let (started, waits) = oneshot::channel::<()>();
+        let handle = apart.handle.clone();
+        let forever = handle.spawn(async move {
+            let _ = started.send(());
+            std::future::pending::<()>().await;
+        });
+        waits.await.unwrap();
+        drop(apart);
+        assert!(forever.await.is_err(), "abandoned when the thread stops");
+        assert!(
+            handle.spawn(async {}).await.is_err(),
+            "the thread has stopped"
+        );
+    }
+}
