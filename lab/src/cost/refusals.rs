@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::measure::Measured;
+use super::measure::{closed_loop, Measured};
 use super::{
-    bearer, client, confirm, edge_vars, get, row, ticket, warmed, GLOBAL_WINDOW, LINE_EVENT,
-    OPEN_LIMITS, PASSES, REQUESTS, USER_WINDOW,
+    bearer, client, confirm, edge_vars, get, row, ticket, warmed, GLOBAL_WINDOW, ISOLATE_WARM_UP,
+    LINE_EVENT, OPEN_LIMITS, PASSES, REQUESTS, USER_WINDOW, WARM_UP,
 };
 use crate::edge::Edge;
 use crate::stack::Stack;
@@ -62,6 +62,16 @@ pub async fn report(runs: u32, out: &Path) -> anyhow::Result<()> {
                     None,
                 )),
             };
+            // The refusal's own code warmed as much as /healthz's was: neither row pays for
+            // V8 compiling its hot wasm (a workerd's first 3,000 requests of a kind cost
+            // up to twice the next).
+            closed_loop(
+                || edge.cpu_time(),
+                0,
+                ISOLATE_WARM_UP,
+                shared(refusal.clone()),
+            )
+            .await?;
             let healthz = row(&edge, REQUESTS, get(&http, format!("{}/healthz", edge.url))).await?;
             let calls_before = edge.health_count("roomCalls").await.unwrap_or_default();
             let refused = row(&edge, REQUESTS, shared(refusal)).await?;
@@ -135,14 +145,16 @@ fn page(pairs: &[Vec<Pair>], runs: u32, workerd: &str) -> String {
          and stops its own processes on loopback and rewrites this page).\n\n\
          **Runtime**: the edge as `scripts/build-edge` builds it (`build/`) under `workerd \
          serve` ({workerd}, from node_modules), a new process for each refusal of each run, \
-         warmed by 3,000 `/healthz`; the origin and the simulator as release builds; the \
+         warmed by 3,000 `/healthz` and then 3,000 of the refusal; the origin and the simulator as release builds; the \
          lab's client on the same 2-core machine, in a closed loop as `lab cost` runs \
          ([`edge-cost.md`](edge-cost.md) says how). Each refusal is {REQUESTS} requests after \
          a warm-up of its kind, measured right after {REQUESTS} `GET /healthz` in the same \
          process; its figure is workerd's CPU time per request, as a ratio to that \
          `/healthz`. The gated confirm's user waits in a line of {LINE} (the first {PASSES} \
          hold passes) and carries the ticket entering answered; *room calls* counts the \
-         edge's calls to the room during the refusal's requests, its warm-up included.\n\n\
+         edge's calls to the room during the refusal's measured requests and their \
+         warm-up of {WARM_UP} (the snapshot the first refusal fetches is in the process's \
+         warm-up, before).\n\n\
          | refusal | × /healthz, each run | spread | CPU/request µs (/healthz µs) | answers (last run) | room calls |\n\
          |---|---|---|---|---|---|\n"
     );
