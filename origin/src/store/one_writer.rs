@@ -107,6 +107,7 @@ one_writer! {
     background fn publish_events(&self) -> Result<u64, StoreError>;
     background fn delivery_pass(&self, ended: &[Attempt], claim: Option<Claim<'_>>)
         -> Result<Vec<OutboxEvent>, StoreError>;
+    read fn outbox_work(&self, due_at_ms: Option<i64>) -> Result<bool, StoreError>;
     write fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError>;
     read fn payment_events(&self, after: i64, limit: u32) -> Result<Vec<OutboxEvent>, StoreError>;
     read fn webhook_backlog(&self, listed: u32) -> Result<Backlog, StoreError>;

@@ -113,6 +113,11 @@ pub trait Outbox {
         claim: Option<Claim<'_>>,
     ) -> Result<Vec<OutboxEvent>, StoreError>;
 
+    /// Whether a delivery pass with nothing to record has anything to write: a committed
+    /// event waiting for its place, or, at `due_at_ms`, one due for delivery. Read
+    /// before the pass, outside SQLite's one writer's turn.
+    async fn outbox_work(&self, due_at_ms: Option<i64>) -> Result<bool, StoreError>;
+
     /// Sends dead letter `id` again from `now_ms`; false when it is none.
     async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError>;
 
@@ -147,6 +152,10 @@ sql_bounds! {
     ) -> Result<Vec<OutboxEvent>, StoreError> {
         let locks = (DB::PUBLISH_LOCK, DB::CLAIM_LOCK);
         self.sql().delivery_pass(locks, ended, claim).await
+    }
+
+    async fn outbox_work(&self, due_at_ms: Option<i64>) -> Result<bool, StoreError> {
+        self.sql().outbox_work(due_at_ms).await
     }
 
     async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError> {

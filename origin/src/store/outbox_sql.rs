@@ -3,8 +3,8 @@
 
 use sqlx::Row;
 
-use super::outbox::{Attempt, Backlog, Claim, OutboxEvent};
-use super::sql::{sql_bounds, Written as _};
+use super::outbox::{Ack, Attempt, Backlog, Claim, Failure, OutboxEvent};
+use super::sql::{sql_bounds, values_list, Written as _};
 use super::StoreError;
 
 const EVENT_COLUMNS: &str = "id, position, order_key, type, payment_id, status, amount, \
@@ -22,6 +22,9 @@ const HEADS_DUE: &str = "FROM payment_events e \
 
 /// Events given a place in one publishing pass, at most.
 const PUBLISH_BATCH: i64 = 10_000;
+/// Attempts' ends recorded by one statement, at most (5 parameters each, well within
+/// both databases' limits).
+const ROWS_PER_STATEMENT: usize = 500;
 
 fn event_from_row<R: Row>(row: &R) -> Result<OutboxEvent, StoreError>
 where
@@ -72,33 +75,31 @@ sql_bounds! {
     /// One pass of the delivery loop in one transaction: records how `ended` attempts
     /// ended, publishes what was committed, then claims what `claim` asks — so an
     /// order's next event, its head acknowledged in this pass, is claimed in it too.
-    /// `locks` are the dialect's publishing and claiming locks. Nothing is written when
-    /// nothing ended, nothing waits for a place, and nothing is due.
+    /// `locks` are the dialect's publishing and claiming locks.
     pub(super) async fn delivery_pass(
         &self,
         (publish_lock, claim_lock): (&str, &str),
         ended: &[Attempt],
         claim: Option<Claim<'_>>,
     ) -> Result<Vec<OutboxEvent>, StoreError> {
-        let publish = self.unpublished().await?;
-        let due = match claim {
-            Some(claim) if ended.is_empty() && !publish => self.due(claim.now_ms).await?,
-            _ => true,
-        };
-        if ended.is_empty() && !publish && !due {
-            return Ok(Vec::new());
-        }
         let mut tx = self.pool.begin().await?;
         Self::record_in(&mut tx, ended).await?;
-        if publish {
-            Self::publish_in(&mut tx, publish_lock).await?;
-        }
+        Self::publish_in(&mut tx, publish_lock).await?;
         let claimed = match claim {
             Some(claim) => Self::claim_in(&mut tx, claim_lock, claim).await?,
             None => Vec::new(),
         };
         tx.commit().await?;
         Ok(claimed)
+    }
+
+    /// Whether a committed event waits for its place, or, at `due_at_ms`, one is due.
+    pub(super) async fn outbox_work(&self, due_at_ms: Option<i64>) -> Result<bool, StoreError> {
+        Ok(self.unpublished().await?
+            || match due_at_ms {
+                Some(now_ms) => self.due(now_ms).await?,
+                None => false,
+            })
     }
 
     /// Whether a committed event waits for its place.
@@ -109,7 +110,7 @@ sql_bounds! {
         Ok(waiting.is_some())
     }
 
-    /// Whether an event is due for delivery at `now_ms` (most of the time none is).
+    /// Whether an event is due for delivery at `now_ms`.
     async fn due(&self, now_ms: i64) -> Result<bool, StoreError> {
         let due = sqlx::query(&format!("SELECT e.id {HEADS_DUE} LIMIT 1"))
             .bind(now_ms)
@@ -166,34 +167,58 @@ sql_bounds! {
         Ok(events)
     }
 
-    /// How attempts ended; one at an event no longer pending changes nothing.
+    /// How attempts ended, one statement for the acknowledged and one for the failed
+    /// (a chunk of them); one at an event no longer pending changes nothing. Both
+    /// databases name the columns of a `VALUES` list `column1`, `column2`, ….
     async fn record_in(conn: &mut DB::Connection, attempts: &[Attempt]) -> Result<(), StoreError> {
-        for attempt in attempts {
-            let statement = match attempt {
-                Attempt::Delivered(ack) => sqlx::query(
-                    "UPDATE payment_events SET delivery = 'DELIVERED', delivered_at = $2, \
-                     lease_until = 0, last_status = $3 WHERE id = $1 AND delivery = 'PENDING'",
-                )
-                .bind(ack.id)
-                .bind(ack.at_ms)
-                .bind(i64::from(ack.status)),
-                Attempt::Failed(failure) => {
-                    let (delivery, next) = match failure.next_attempt_at {
-                        Some(at) => ("PENDING", at),
-                        None => ("DEAD", 0),
-                    };
-                    sqlx::query(
-                        "UPDATE payment_events SET delivery = $2, next_attempt_at = $3, \
-                         lease_until = 0, last_status = $4, last_error = $5 \
-                         WHERE id = $1 AND delivery = 'PENDING'",
-                    )
+        let acks: Vec<&Ack> = attempts
+            .iter()
+            .filter_map(|attempt| match attempt {
+                Attempt::Delivered(ack) => Some(ack),
+                Attempt::Failed(_) => None,
+            })
+            .collect();
+        for chunk in acks.chunks(ROWS_PER_STATEMENT) {
+            let sql = format!(
+                "UPDATE payment_events SET delivery = 'DELIVERED', delivered_at = v.column2, \
+                 lease_until = 0, last_status = v.column3 FROM (VALUES {}) AS v \
+                 WHERE payment_events.id = v.column1 AND payment_events.delivery = 'PENDING'",
+                values_list(chunk.len(), 3, 1)
+            );
+            let mut statement = sqlx::query(&sql);
+            for ack in chunk {
+                statement = statement.bind(ack.id).bind(ack.at_ms).bind(i64::from(ack.status));
+            }
+            statement.execute(&mut *conn).await?;
+        }
+        let failures: Vec<&Failure> = attempts
+            .iter()
+            .filter_map(|attempt| match attempt {
+                Attempt::Failed(failure) => Some(failure),
+                Attempt::Delivered(_) => None,
+            })
+            .collect();
+        for chunk in failures.chunks(ROWS_PER_STATEMENT) {
+            let sql = format!(
+                "UPDATE payment_events SET delivery = v.column2, next_attempt_at = v.column3, \
+                 lease_until = 0, last_status = v.column4, last_error = v.column5 \
+                 FROM (VALUES {}) AS v \
+                 WHERE payment_events.id = v.column1 AND payment_events.delivery = 'PENDING'",
+                values_list(chunk.len(), 5, 1)
+            );
+            let mut statement = sqlx::query(&sql);
+            for failure in chunk {
+                let (delivery, next) = match failure.next_attempt_at {
+                    Some(at) => ("PENDING", at),
+                    None => ("DEAD", 0),
+                };
+                statement = statement
                     .bind(failure.id)
                     .bind(delivery)
                     .bind(next)
                     .bind(failure.status.map(i64::from))
-                    .bind(failure.error.as_str())
-                }
-            };
+                    .bind(failure.error.as_str());
+            }
             statement.execute(&mut *conn).await?;
         }
         Ok(())

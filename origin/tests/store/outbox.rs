@@ -191,8 +191,10 @@ async fn a_delivery_pass_publishes_what_was_committed_and_claims_it_in_one_write
         holder: "test",
         until_ms: 20_000,
     };
+    assert!(!store.outbox_work(Some(10_000)).await.unwrap(), "no work");
     assert!(claim(store, 10_000, lease).await.is_empty(), "nothing yet");
     store.insert_pending(new_payment("o-c")).await.unwrap();
+    assert!(store.outbox_work(None).await.unwrap(), "to publish");
     let claimed = claim(store, 10_000, lease).await;
     let seen: Vec<(Option<i64>, &str)> = claimed
         .iter()
@@ -207,6 +209,11 @@ async fn a_delivery_pass_publishes_what_was_committed_and_claims_it_in_one_write
         store.publish_events().await.unwrap(),
         0,
         "nothing left unplaced"
+    );
+    assert!(!store.outbox_work(Some(10_001)).await.unwrap(), "leased");
+    assert!(
+        store.outbox_work(Some(20_000)).await.unwrap(),
+        "its lease ran out"
     );
     assert!(claim(store, 10_001, lease).await.is_empty(), "leased");
 }
