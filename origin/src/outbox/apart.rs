@@ -1,6 +1,6 @@
-//! The merchant's HTTP apart from the payments: each webhook's request — connecting,
-//! the TLS handshake, waiting for the answer and reading it — runs on a thread and a
-//! runtime of its own, so no poll of theirs holds up a confirm on the API's runtime.
+//! The merchant's HTTP apart from the payments: the webhooks' requests — connecting,
+//! the TLS handshake, waiting for the answer and reading it — run on one thread and
+//! runtime of their own, so no poll of theirs holds up a confirm on the API's runtime.
 //! A receiver that hangs, fails at once or answers 100 MB costs that thread, and the
 //! machine's cores as any process would; the loop that decides what to send, and every
 //! write of the store, stay where they were.
@@ -40,7 +40,7 @@ impl Apart {
     }
 
     /// Runs `work` on the thread; `None` when it was abandoned there (the thread has
-    /// stopped).
+    /// stopped) or panicked.
     pub async fn run<T: Send + 'static>(
         &self,
         work: impl Future<Output = T> + Send + 'static,

@@ -62,6 +62,8 @@ pub struct Delivery {
     /// enabled): what it claimed meanwhile is put back unsent. The database tells the
     /// other instances; this is what a claim made just before it learned is checked by.
     gone_at: AtomicI64,
+    /// Held while a 410 is recorded.
+    recording_gone: tokio::sync::Mutex<()>,
     /// Attempts ended and not yet recorded: their events stay leased until they are.
     ended: Mutex<Vec<Attempt>>,
 }
@@ -88,6 +90,7 @@ impl Delivery {
             holder: format!("webhooks-{}", u64::from_le_bytes(random)),
             currency: currency.to_owned(),
             gone_at: AtomicI64::new(0),
+            recording_gone: tokio::sync::Mutex::new(()),
             ended: Mutex::new(Vec::new()),
         })
     }
@@ -128,7 +131,17 @@ impl Delivery {
         if ended.is_empty() && !self.store.outbox_work(due_at).await? {
             return Ok(Vec::new());
         }
-        let claimed = self.store.delivery_pass(&ended, claim).await?;
+        let claimed = match self.store.delivery_pass(&ended, claim).await {
+            Ok(claimed) => claimed,
+            // The ends are not held hostage by the claim: recorded alone, so receivers
+            // that answered are not sent the event again when its lease runs out.
+            Err(err) if claim.is_some() && !ended.is_empty() => {
+                self.store.delivery_pass(&ended, None).await?;
+                self.ended().drain(..ended.len());
+                return Err(err);
+            }
+            Err(err) => return Err(err),
+        };
         // Only appended to meanwhile: the written ones are still the first.
         self.ended().drain(..ended.len());
         Ok(claimed)
@@ -140,7 +153,7 @@ impl Delivery {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// An attempt at `event` that did not deliver it, to be recorded at the next flush.
+    /// An attempt at `event` that did not deliver it, to be recorded at the next pass.
     fn failed(&self, event: &OutboxEvent, status: Option<u16>, error: &str, next: Option<i64>) {
         self.ended().push(Attempt::Failed(Failure {
             id: event.id,
@@ -198,7 +211,7 @@ impl Delivery {
         Ok(started)
     }
 
-    /// One attempt at `event`; how it ended is recorded at the next flush.
+    /// One attempt at `event`; how it ended is recorded at the next pass.
     async fn deliver(&self, event: &OutboxEvent) {
         let id = message::message_id(event);
         if self.gone_at.load(Ordering::SeqCst) != 0 {
@@ -227,8 +240,10 @@ impl Delivery {
                 Err(err) => Err(describe(&err)),
             }
         });
-        // Abandoned when the delivery stops: the event is sent again after its lease.
+        // Abandoned when the delivery stops (or the request panicked): the event is
+        // sent again after its lease.
         let Some(answer) = sent.await else {
+            tracing::warn!(%id, "a webhook's request was abandoned: sent again when its lease runs out");
             return;
         };
         let now = now_ms();
@@ -243,20 +258,21 @@ impl Delivery {
             }
             Verdict::Gone => {
                 self.metrics.webhook_attempt("gone");
-                tracing::error!(url = %self.config.url, "the merchant's endpoint answered 410 Gone: disabled until an operator enables it");
                 let why = "answered 410 Gone";
-                let disabled = self
-                    .store
-                    .set_endpoint_disabled(self.config.url.as_str(), Some((now, why)))
-                    .await;
-                match disabled {
-                    // Known disabled from now on, before the event is claimable again.
-                    Ok(()) => self.gone_at.store(now_ms().max(1), Ordering::SeqCst),
-                    Err(err) => {
+                // One write for the deliveries answered 410 together, the loop's own (the
+                // background lane): the others wait for it, and find it made.
+                let recording = self.recording_gone.lock().await;
+                if self.gone_at.load(Ordering::SeqCst) == 0 {
+                    tracing::error!(url = %self.config.url, "the merchant's endpoint answered 410 Gone: disabled until an operator enables it");
+                    let url = self.config.url.as_str();
+                    if let Err(err) = self.store.endpoint_gone(url, now, why).await {
                         tracing::warn!(%id, error = %err, "the endpoint's 410 could not be recorded: the webhook is tried again when its lease runs out");
                         return;
                     }
+                    // Known disabled from now on, before the event is claimable again.
+                    self.gone_at.store(now_ms().max(1), Ordering::SeqCst);
                 }
+                drop(recording);
                 self.failed(event, Some(410), why, Some(now));
             }
             Verdict::Failed { status, error } => {

@@ -3,8 +3,9 @@
 //! copies the WAL back into the database file and syncs it before it returns: the
 //! writer that happens to cross the mark — a confirm, most often — waits milliseconds
 //! for every writer's pages, and each background write of the outbox brings the next
-//! such confirm nearer. The store's connections have automatic checkpoints off
-//! (`sqlite.rs`); this task checkpoints instead, every [`EVERY`], in PASSIVE mode: it
+//! such confirm nearer. The store's connections checkpoint by themselves only past
+//! 10,000 pages, a backstop should this task stall (`sqlite.rs`); the task checkpoints
+//! instead, every [`EVERY`], in PASSIVE mode: it
 //! copies what no reader still needs, without the write lock and without waiting for
 //! anyone, so a writer's commit is its own pages and their sync, nothing more. A reader
 //! holding an old snapshot only defers the copy to the next pass (as it does SQLite's

@@ -130,6 +130,10 @@ pub trait Outbox {
     /// Since when and why the endpoint at `url` takes no delivery, if it does not.
     async fn endpoint_disabled(&self, url: &str) -> Result<Option<(i64, String)>, StoreError>;
 
+    /// Disables the endpoint at `url` since `since_ms`: the delivery loop's own record
+    /// of a 410 Gone (a background write; an operator's is [`Outbox::set_endpoint_disabled`]).
+    async fn endpoint_gone(&self, url: &str, since_ms: i64, why: &str) -> Result<(), StoreError>;
+
     /// Disables the endpoint at `url` (`Some((since, why))`) or enables it (`None`).
     async fn set_endpoint_disabled(
         &self,
@@ -172,6 +176,10 @@ sql_bounds! {
 
     async fn endpoint_disabled(&self, url: &str) -> Result<Option<(i64, String)>, StoreError> {
         self.sql().endpoint_disabled(url).await
+    }
+
+    async fn endpoint_gone(&self, url: &str, since_ms: i64, why: &str) -> Result<(), StoreError> {
+        self.sql().set_endpoint_disabled(url, Some((since_ms, why))).await
     }
 
     async fn set_endpoint_disabled(

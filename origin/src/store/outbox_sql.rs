@@ -119,8 +119,18 @@ sql_bounds! {
         Ok(due.is_some())
     }
 
+    /// Publishes in the transaction on `conn`. Where publishers take `lock` (several
+    /// instances on PostgreSQL), it is taken — and held to the commit — only when an
+    /// event waits for its place, so passes with nothing to publish do not queue on it.
     async fn publish_in(conn: &mut DB::Connection, lock: &str) -> Result<u64, StoreError> {
         if !lock.is_empty() {
+            let waiting =
+                sqlx::query("SELECT id FROM payment_events WHERE position IS NULL LIMIT 1")
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            if waiting.is_none() {
+                return Ok(0);
+            }
             sqlx::query(lock).execute(&mut *conn).await?;
         }
         let published = sqlx::query(
@@ -185,7 +195,9 @@ sql_bounds! {
                  WHERE payment_events.id = v.column1 AND payment_events.delivery = 'PENDING'",
                 values_list(chunk.len(), 3, 1)
             );
-            let mut statement = sqlx::query(&sql);
+            // Its text varies with the chunk's length: not kept in the statement cache,
+            // where it would push out the payments' own.
+            let mut statement = sqlx::query(&sql).persistent(false);
             for ack in chunk {
                 statement = statement.bind(ack.id).bind(ack.at_ms).bind(i64::from(ack.status));
             }
@@ -206,7 +218,7 @@ sql_bounds! {
                  WHERE payment_events.id = v.column1 AND payment_events.delivery = 'PENDING'",
                 values_list(chunk.len(), 5, 1)
             );
-            let mut statement = sqlx::query(&sql);
+            let mut statement = sqlx::query(&sql).persistent(false);
             for failure in chunk {
                 let (delivery, next) = match failure.next_attempt_at {
                     Some(at) => ("PENDING", at),

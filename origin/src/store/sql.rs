@@ -74,7 +74,7 @@ macro_rules! sql_bounds {
     (@impl ($($head:tt)*) $($item:item)*) => {
         $($head)*
         where
-            DB: sqlx::Database,
+            DB: sqlx::Database + sqlx::database::HasStatementCache,
             DB::QueryResult: crate::store::sql::Written,
             for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
             for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,

@@ -21,6 +21,8 @@ use crate::crypto::{FieldCipher, PAYMENT_KEY};
 /// within the acquire timeout given to [`SqliteStore::open`], a lock within this.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
 const MAX_CONNECTIONS: u32 = 8;
+/// WAL pages past which a commit checkpoints by itself (SQLite's default is 1,000).
+const AUTOCHECKPOINT_BACKSTOP: &str = "10000";
 
 /// The store on SQLite.
 pub type SqliteStore = SqlStore<Sqlite>;
@@ -36,8 +38,9 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            // Commits never checkpoint: `Checkpoints` does, off their path.
-            .pragma("wal_autocheckpoint", "0")
+            // Commits do not checkpoint: `Checkpoints` does, off their path. A commit
+            // still would past a WAL ten times SQLite's usual mark, should the task stall.
+            .pragma("wal_autocheckpoint", AUTOCHECKPOINT_BACKSTOP)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
         if let Some(folder) = Path::new(options.get_filename()).parent() {

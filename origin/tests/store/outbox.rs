@@ -161,7 +161,7 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
     );
 
     store
-        .set_endpoint_disabled("https://shop.example/h", Some((5, "answered 410 Gone")))
+        .endpoint_gone("https://shop.example/h", 5, "answered 410 Gone")
         .await
         .unwrap();
     assert_eq!(
@@ -181,6 +181,17 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
             .await
             .unwrap(),
         None
+    );
+    store
+        .set_endpoint_disabled("https://shop.example/h", Some((9, "by hand")))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .endpoint_disabled("https://shop.example/h")
+            .await
+            .unwrap(),
+        Some((9, "by hand".to_owned()))
     );
 }
 

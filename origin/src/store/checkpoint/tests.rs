@@ -18,7 +18,7 @@ async fn a_commit_leaves_the_wal_to_the_task_which_copies_it_back_within_a_pass(
     let size = || std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
     let before = size();
     // 2,000 pages in one commit: twice the mark at which the commit itself would copy
-    // them into the database file with SQLite's automatic checkpoints on.
+    // them into the database file with SQLite's default automatic checkpoints.
     sqlx::query("CREATE TABLE filler (b BLOB)")
         .execute(&store.pool)
         .await
