@@ -11,7 +11,8 @@
 //!
 //! A token that passed is kept in this isolate's memory until it expires
 //! (`rules::token::verified`), a provider's with the generation of the key set — every
-//! successful fetch is a new one — and no longer than that set is fresh, so a session's
+//! successful fetch is a new one (`KeyCache::provider_set`) — and no longer than that
+//! set is fresh, so a session's
 //! next request, or a flood of one token's refused requests, does not pay for its
 //! signature again, and a key the provider withdrew stops the tokens it signed within the
 //! set's TTL, as without the memory.
@@ -25,7 +26,7 @@
 mod fetch;
 pub mod settings;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -48,8 +49,6 @@ const IN_FLIGHT_MS: i64 = 3_500;
 
 thread_local! {
     static CACHE: RefCell<Option<KeyCache<Rc<ProviderKeys>>>> = const { RefCell::new(None) };
-    /// The provider's key sets fetched so far: the generation of the one in use.
-    static GENERATION: Cell<u64> = const { Cell::new(0) };
     static VERIFIED: RefCell<Option<VerifiedTokens>> = const { RefCell::new(None) };
 }
 
@@ -61,7 +60,8 @@ pub async fn verify(
     config: &EdgeConfig,
     now_ms: i64,
 ) -> Result<AccessClaims, TokenRejection> {
-    if let Some(claims) = verified(|kept| kept.get(token, GENERATION.get(), now_ms)) {
+    let generation = provider_set(config).generation;
+    if let Some(claims) = verified(|kept| kept.get(token, generation, now_ms)) {
         return Ok(claims);
     }
     let verdict = verify_now(token, config, now_ms).await;
@@ -74,13 +74,8 @@ pub async fn verify(
 
 /// The provider's key set in use: its generation, and until when it is fresh.
 fn provider_set(config: &EdgeConfig) -> ProviderSet {
-    let fresh_until = config
-        .jwks
-        .as_ref()
-        .and_then(|settings| with_cache(settings, |cache| cache.fresh_until()));
-    fresh_until.map_or(ProviderSet::NONE, |fresh_until_ms| ProviderSet {
-        generation: GENERATION.get(),
-        fresh_until_ms,
+    config.jwks.as_ref().map_or(ProviderSet::NONE, |settings| {
+        with_cache(settings, |cache| cache.provider_set())
     })
 }
 
@@ -170,7 +165,6 @@ async fn refresh(settings: &JwksSettings, config: &EdgeConfig, reason: Reason, n
                 }
             );
             with_cache(settings, |cache| cache.fetched(Rc::new(keys), ttl, done));
-            GENERATION.set(GENERATION.get() + 1);
         }
         Err(why) => {
             let (retry_at, kept) = with_cache(settings, |cache| {

@@ -131,20 +131,20 @@ impl Delivery {
         if ended.is_empty() && !self.store.outbox_work(due_at).await? {
             return Ok(Vec::new());
         }
-        let claimed = match self.store.delivery_pass(&ended, claim).await {
-            Ok(claimed) => claimed,
-            // The ends are not held hostage by the claim: recorded alone, so receivers
-            // that answered are not sent the event again when its lease runs out.
-            Err(err) if claim.is_some() && !ended.is_empty() => {
-                self.store.delivery_pass(&ended, None).await?;
-                self.ended().drain(..ended.len());
-                return Err(err);
-            }
-            Err(err) => return Err(err),
-        };
+        // The outer error: nothing was recorded. The ends are not held hostage by the
+        // claim: a pass that fails records them alone, so receivers that answered are
+        // not sent the event again when its lease runs out, and then says why it failed.
+        let passed = match self.store.delivery_pass(&ended, claim).await {
+            Err(err) if claim.is_some() && !ended.is_empty() => self
+                .store
+                .delivery_pass(&ended, None)
+                .await
+                .map(|_| Err(err)),
+            passed => passed.map(Ok),
+        }?;
         // Only appended to meanwhile: the written ones are still the first.
         self.ended().drain(..ended.len());
-        Ok(claimed)
+        passed
     }
 
     fn ended(&self) -> std::sync::MutexGuard<'_, Vec<Attempt>> {
@@ -265,7 +265,8 @@ impl Delivery {
                 if self.gone_at.load(Ordering::SeqCst) == 0 {
                     tracing::error!(url = %self.config.url, "the merchant's endpoint answered 410 Gone: disabled until an operator enables it");
                     let url = self.config.url.as_str();
-                    if let Err(err) = self.store.endpoint_gone(url, now, why).await {
+                    let gone = self.store.set_endpoint_disabled(url, Some((now, why)));
+                    if let Err(err) = gone.await {
                         tracing::warn!(%id, error = %err, "the endpoint's 410 could not be recorded: the webhook is tried again when its lease runs out");
                         return;
                     }

@@ -112,9 +112,7 @@ one_writer! {
     read fn payment_events(&self, after: i64, limit: u32) -> Result<Vec<OutboxEvent>, StoreError>;
     read fn webhook_backlog(&self, listed: u32) -> Result<Backlog, StoreError>;
     read fn endpoint_disabled(&self, url: &str) -> Result<Option<(i64, String)>, StoreError>;
-    background fn endpoint_gone(&self, url: &str, since_ms: i64, why: &str)
-        -> Result<(), StoreError>;
-    write fn set_endpoint_disabled(&self, url: &str, disabled: Option<(i64, &str)>)
+    background fn set_endpoint_disabled(&self, url: &str, disabled: Option<(i64, &str)>)
         -> Result<(), StoreError>;
 }
 

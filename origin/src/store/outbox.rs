@@ -130,11 +130,9 @@ pub trait Outbox {
     /// Since when and why the endpoint at `url` takes no delivery, if it does not.
     async fn endpoint_disabled(&self, url: &str) -> Result<Option<(i64, String)>, StoreError>;
 
-    /// Disables the endpoint at `url` since `since_ms`: the delivery loop's own record
-    /// of a 410 Gone (a background write; an operator's is [`Outbox::set_endpoint_disabled`]).
-    async fn endpoint_gone(&self, url: &str, since_ms: i64, why: &str) -> Result<(), StoreError>;
-
-    /// Disables the endpoint at `url` (`Some((since, why))`) or enables it (`None`).
+    /// Disables the endpoint at `url` (`Some((since, why))`: the delivery loop's record of
+    /// a 410 Gone) or enables it (`None`: an operator's). A background write on SQLite:
+    /// the loop's is, and an operator does not miss the few milliseconds.
     async fn set_endpoint_disabled(
         &self,
         url: &str,
@@ -176,10 +174,6 @@ sql_bounds! {
 
     async fn endpoint_disabled(&self, url: &str) -> Result<Option<(i64, String)>, StoreError> {
         self.sql().endpoint_disabled(url).await
-    }
-
-    async fn endpoint_gone(&self, url: &str, since_ms: i64, why: &str) -> Result<(), StoreError> {
-        self.sql().set_endpoint_disabled(url, Some((since_ms, why))).await
     }
 
     async fn set_endpoint_disabled(

@@ -20,11 +20,25 @@ const HEADS_DUE: &str = "FROM payment_events e \
        WHERE p.order_key = e.order_key AND p.position < e.position \
        AND p.delivery <> 'DELIVERED')";
 
+/// One committed event without a place, if any.
+const UNPUBLISHED: &str = "SELECT id FROM payment_events WHERE position IS NULL LIMIT 1";
+
 /// Events given a place in one publishing pass, at most.
 const PUBLISH_BATCH: i64 = 10_000;
 /// Attempts' ends recorded by one statement, at most (5 parameters each, well within
 /// both databases' limits).
 const ROWS_PER_STATEMENT: usize = 500;
+
+/// `UPDATE … SET {set}` of the pending events a `VALUES` list of `rows` rows names by
+/// its first column, `columns` each: the rest are the values `set` reads. Both databases
+/// name the columns of a `VALUES` list `column1`, `column2`, ….
+fn pending_set_from_values(set: &str, rows: usize, columns: usize) -> String {
+    format!(
+        "UPDATE payment_events SET {set} FROM (VALUES {}) AS v \
+         WHERE payment_events.id = v.column1 AND payment_events.delivery = 'PENDING'",
+        values_list(rows, columns, 1)
+    )
+}
 
 fn event_from_row<R: Row>(row: &R) -> Result<OutboxEvent, StoreError>
 where
@@ -104,9 +118,7 @@ sql_bounds! {
 
     /// Whether a committed event waits for its place.
     async fn unpublished(&self) -> Result<bool, StoreError> {
-        let waiting = sqlx::query("SELECT id FROM payment_events WHERE position IS NULL LIMIT 1")
-            .fetch_optional(self.pool)
-            .await?;
+        let waiting = sqlx::query(UNPUBLISHED).fetch_optional(self.pool).await?;
         Ok(waiting.is_some())
     }
 
@@ -124,10 +136,7 @@ sql_bounds! {
     /// event waits for its place, so passes with nothing to publish do not queue on it.
     async fn publish_in(conn: &mut DB::Connection, lock: &str) -> Result<u64, StoreError> {
         if !lock.is_empty() {
-            let waiting =
-                sqlx::query("SELECT id FROM payment_events WHERE position IS NULL LIMIT 1")
-                    .fetch_optional(&mut *conn)
-                    .await?;
+            let waiting = sqlx::query(UNPUBLISHED).fetch_optional(&mut *conn).await?;
             if waiting.is_none() {
                 return Ok(0);
             }
@@ -178,8 +187,7 @@ sql_bounds! {
     }
 
     /// How attempts ended, one statement for the acknowledged and one for the failed
-    /// (a chunk of them); one at an event no longer pending changes nothing. Both
-    /// databases name the columns of a `VALUES` list `column1`, `column2`, ….
+    /// (a chunk of them); one at an event no longer pending changes nothing.
     async fn record_in(conn: &mut DB::Connection, attempts: &[Attempt]) -> Result<(), StoreError> {
         let acks: Vec<&Ack> = attempts
             .iter()
@@ -189,11 +197,11 @@ sql_bounds! {
             })
             .collect();
         for chunk in acks.chunks(ROWS_PER_STATEMENT) {
-            let sql = format!(
-                "UPDATE payment_events SET delivery = 'DELIVERED', delivered_at = v.column2, \
-                 lease_until = 0, last_status = v.column3 FROM (VALUES {}) AS v \
-                 WHERE payment_events.id = v.column1 AND payment_events.delivery = 'PENDING'",
-                values_list(chunk.len(), 3, 1)
+            let sql = pending_set_from_values(
+                "delivery = 'DELIVERED', delivered_at = v.column2, lease_until = 0, \
+                 last_status = v.column3",
+                chunk.len(),
+                3,
             );
             // Its text varies with the chunk's length: not kept in the statement cache,
             // where it would push out the payments' own.
@@ -211,12 +219,11 @@ sql_bounds! {
             })
             .collect();
         for chunk in failures.chunks(ROWS_PER_STATEMENT) {
-            let sql = format!(
-                "UPDATE payment_events SET delivery = v.column2, next_attempt_at = v.column3, \
-                 lease_until = 0, last_status = v.column4, last_error = v.column5 \
-                 FROM (VALUES {}) AS v \
-                 WHERE payment_events.id = v.column1 AND payment_events.delivery = 'PENDING'",
-                values_list(chunk.len(), 5, 1)
+            let sql = pending_set_from_values(
+                "delivery = v.column2, next_attempt_at = v.column3, lease_until = 0, \
+                 last_status = v.column4, last_error = v.column5",
+                chunk.len(),
+                5,
             );
             let mut statement = sqlx::query(&sql).persistent(false);
             for failure in chunk {

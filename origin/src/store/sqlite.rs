@@ -157,6 +157,20 @@ impl Dialect for Sqlite {
     }
 }
 
+/// A store on a new file `name` in the test's folder `dir`, and the file's path.
+#[cfg(test)]
+pub(crate) async fn in_folder(
+    dir: &tempfile::TempDir,
+    name: &str,
+    acquire_timeout: Duration,
+) -> (SqliteStore, std::path::PathBuf) {
+    let file = dir.path().join(name);
+    let url = format!("sqlite://{}", file.display());
+    let cipher = crate::crypto::test_cipher("v1");
+    let store = SqliteStore::open(&url, acquire_timeout, cipher).await;
+    (store.expect("a store"), file)
+}
+
 /// The store's behaviour is tested on both stores in `tests/store/`; here only what
 /// is SQLite's own.
 #[cfg(test)]
@@ -167,14 +181,7 @@ mod tests {
     #[tokio::test]
     async fn a_request_waits_for_a_connection_no_longer_than_the_acquire_timeout() {
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("busy.sqlite3").display());
-        let store = SqliteStore::open(
-            &url,
-            Duration::from_millis(100),
-            crate::crypto::test_cipher("v1"),
-        )
-        .await
-        .unwrap();
+        let (store, _) = in_folder(&dir, "busy.sqlite3", Duration::from_millis(100)).await;
         let mut held = Vec::new();
         for _ in 0..MAX_CONNECTIONS {
             held.push(store.pool.acquire().await.unwrap());

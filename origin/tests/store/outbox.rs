@@ -160,39 +160,21 @@ async fn every_change_writes_its_event_and_each_order_is_delivered_in_order(stor
         [heads[1].id, next[0].id]
     );
 
+    const URL: &str = "https://shop.example/h";
+    let disabled = || async { store.endpoint_disabled(URL).await.unwrap() };
+    let gone = "answered 410 Gone";
     store
-        .endpoint_gone("https://shop.example/h", 5, "answered 410 Gone")
+        .set_endpoint_disabled(URL, Some((5, gone)))
         .await
         .unwrap();
-    assert_eq!(
-        store
-            .endpoint_disabled("https://shop.example/h")
-            .await
-            .unwrap(),
-        Some((5, "answered 410 Gone".to_owned()))
-    );
+    assert_eq!(disabled().await, Some((5, gone.to_owned())));
+    store.set_endpoint_disabled(URL, None).await.unwrap();
+    assert_eq!(disabled().await, None);
     store
-        .set_endpoint_disabled("https://shop.example/h", None)
+        .set_endpoint_disabled(URL, Some((9, "by hand")))
         .await
         .unwrap();
-    assert_eq!(
-        store
-            .endpoint_disabled("https://shop.example/h")
-            .await
-            .unwrap(),
-        None
-    );
-    store
-        .set_endpoint_disabled("https://shop.example/h", Some((9, "by hand")))
-        .await
-        .unwrap();
-    assert_eq!(
-        store
-            .endpoint_disabled("https://shop.example/h")
-            .await
-            .unwrap(),
-        Some((9, "by hand".to_owned()))
-    );
+    assert_eq!(disabled().await, Some((9, "by hand".to_owned())));
 }
 
 async fn a_delivery_pass_publishes_what_was_committed_and_claims_it_in_one_write(

@@ -15,6 +15,8 @@
 //!   request was cancelled): nothing more is fetched. A token whose key is in the set
 //!   uses it as it is; one that needs what the fetch brings waits for it.
 
+use super::verified::ProviderSet;
+
 /// The TTL when `Cache-Control` gives none, or forbids keeping the answer: the edge
 /// cannot fetch the set for every request, so it keeps it this long.
 pub const DEFAULT_TTL_MS: i64 = 5 * 60 * 1000;
@@ -79,6 +81,8 @@ pub struct KeyCache<S> {
     fetch_timeout_ms: i64,
     /// The last good set and until when it is fresh.
     kept: Option<(S, i64)>,
+    /// Good sets fetched so far: the last one's generation.
+    generation: u64,
     fetched_at: Option<i64>,
     in_flight_until: Option<i64>,
     unknown_kid_fetch_at: Option<i64>,
@@ -91,6 +95,7 @@ impl<S> KeyCache<S> {
             min_refetch_ms,
             fetch_timeout_ms,
             kept: None,
+            generation: 0,
             fetched_at: None,
             in_flight_until: None,
             unknown_kid_fetch_at: None,
@@ -103,9 +108,16 @@ impl<S> KeyCache<S> {
         self.kept.as_ref().map(|(set, _)| set)
     }
 
-    /// Until when the last good set is fresh: past it, it is fetched again before use.
-    pub fn fresh_until(&self) -> Option<i64> {
-        self.kept.as_ref().map(|(_, fresh_until)| *fresh_until)
+    /// The last good set as a verified token is kept by: its generation (every good
+    /// fetch makes a new one) and until when it is fresh; [`ProviderSet::NONE`] before
+    /// the first.
+    pub fn provider_set(&self) -> ProviderSet {
+        self.kept
+            .as_ref()
+            .map_or(ProviderSet::NONE, |(_, fresh_until_ms)| ProviderSet {
+                generation: self.generation,
+                fresh_until_ms: *fresh_until_ms,
+            })
     }
 
     /// When the last good set was fetched.
@@ -145,6 +157,7 @@ impl<S> KeyCache<S> {
     /// The fetch brought `set`, to be kept `ttl_ms`.
     pub fn fetched(&mut self, set: S, ttl_ms: i64, now_ms: i64) {
         self.kept = Some((set, now_ms.saturating_add(ttl_ms)));
+        self.generation += 1;
         self.fetched_at = Some(now_ms);
         self.in_flight_until = None;
         self.failed_at = None;

@@ -1,20 +1,12 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::store::sqlite::SqliteStore;
+use crate::store::sqlite::in_folder;
 
 #[tokio::test]
 async fn a_commit_leaves_the_wal_to_the_task_which_copies_it_back_within_a_pass() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("origin.sqlite3");
-    let url = format!("sqlite://{}", path.display());
-    let store = SqliteStore::open(
-        &url,
-        Duration::from_secs(1),
-        crate::crypto::test_cipher("v1"),
-    )
-    .await
-    .unwrap();
+    let (store, path) = in_folder(&dir, "origin.sqlite3", Duration::from_secs(1)).await;
     let size = || std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
     let before = size();
     // 2,000 pages in one commit: twice the mark at which the commit itself would copy

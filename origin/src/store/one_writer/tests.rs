@@ -10,21 +10,13 @@ use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::ConnectOptions as _;
 
 use super::OneWriter;
-use crate::store::sqlite::SqliteStore;
+use crate::store::sqlite::{in_folder, SqliteStore};
 use crate::store::{Store as _, User};
 
 const WRITERS: i64 = 40;
 
 async fn store(dir: &tempfile::TempDir) -> (Arc<OneWriter<SqliteStore>>, String) {
-    let file = dir.path().join("one-writer.sqlite3");
-    let url = format!("sqlite://{}", file.display());
-    let inner = SqliteStore::open(
-        &url,
-        Duration::from_secs(5),
-        crate::crypto::test_cipher("v1"),
-    )
-    .await
-    .expect("a store");
+    let (inner, file) = in_folder(dir, "one-writer.sqlite3", Duration::from_secs(5)).await;
     (Arc::new(OneWriter::new(inner)), file.display().to_string())
 }
 

@@ -125,3 +125,24 @@ fn the_ttl_is_s_maxage_or_max_age_within_its_bounds() {
         assert_eq!(ttl_ms(header), expected, "{header:?}");
     }
 }
+
+#[test]
+fn each_good_fetch_is_a_new_generation_fresh_for_its_ttl_and_a_failure_keeps_the_last() {
+    use crate::token::verified::ProviderSet;
+    let mut cache: KeyCache<u32> = KeyCache::new(MIN_REFETCH_MS, FETCH_TIMEOUT_MS);
+    assert_eq!(cache.provider_set(), ProviderSet::NONE);
+    cache.fetched(1, 60_000, 1_000);
+    let first = ProviderSet {
+        generation: 1,
+        fresh_until_ms: 61_000,
+    };
+    assert_eq!(cache.provider_set(), first);
+    cache.failed(70_000);
+    assert_eq!(cache.provider_set(), first, "the last good set stays");
+    cache.fetched(2, 60_000, 100_000);
+    let second = ProviderSet {
+        generation: 2,
+        fresh_until_ms: 160_000,
+    };
+    assert_eq!(cache.provider_set(), second);
+}
