@@ -8,14 +8,14 @@ use crate::policy::breaker::BreakerMode;
 
 sql_bounds! {
     pub(super) async fn breaker_control(
-        &self,
+        &mut self,
         guard: &str,
     ) -> Result<Option<BreakerControl>, StoreError> {
         let row = sqlx::query(
             "SELECT mode, reason, set_by, set_at, version FROM breaker_controls WHERE guard = $1",
         )
         .bind(guard)
-        .fetch_optional(self.pool)
+        .fetch_optional(&mut *self.conn)
         .await?;
         let Some(row) = row else {
             return Ok(None);
@@ -32,7 +32,7 @@ sql_bounds! {
     }
 
     pub(super) async fn set_breaker_control(
-        &self,
+        &mut self,
         guard: &str,
         control: &BreakerControl,
     ) -> Result<i64, StoreError> {
@@ -48,7 +48,7 @@ sql_bounds! {
         .bind(control.reason.as_str())
         .bind(control.by.as_str())
         .bind(control.at_ms)
-        .fetch_one(self.pool)
+        .fetch_one(&mut *self.conn)
         .await?;
         Ok(version)
     }

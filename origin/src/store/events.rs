@@ -30,18 +30,18 @@ where
 }
 
 sql_bounds! {
-    pub(super) async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError> {
+    pub(super) async fn event(&mut self, event_id: &str) -> Result<Option<EventView>, StoreError> {
         let row = sqlx::query(&format!("{EVENTS} WHERE event_id = $1"))
             .bind(event_id)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         row.as_ref().map(view).transpose()
     }
 
-    pub(super) async fn events(&self, limit: u32) -> Result<Vec<EventView>, StoreError> {
+    pub(super) async fn events(&mut self, limit: u32) -> Result<Vec<EventView>, StoreError> {
         let rows = sqlx::query(&format!("{EVENTS} ORDER BY event_id LIMIT $1"))
             .bind(i64::from(limit))
-            .fetch_all(self.pool)
+            .fetch_all(&mut *self.conn)
             .await?;
         rows.iter().map(view).collect()
     }

@@ -8,7 +8,7 @@ use super::{Claimed, IdempotencyClaim, IdempotencyRecord, StoreError, StoredResp
 
 sql_bounds! {
     pub(super) async fn claim_idempotency_key(
-        &self,
+        &mut self,
         claim: &IdempotencyClaim,
         now_ms: i64,
     ) -> Result<Claimed, StoreError> {
@@ -20,7 +20,7 @@ sql_bounds! {
         .bind(key.0)
         .bind(key.1)
         .bind(now_ms - claim.retain_ms)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         // Of concurrent inserts of one key exactly one inserts: on PostgreSQL the others
         // wait for it to commit, on SQLite for the write lock, and then do nothing.
@@ -34,7 +34,7 @@ sql_bounds! {
         .bind(claim.request_hash.as_str())
         .bind(now_ms + claim.lease_ms)
         .bind(now_ms)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         if inserted.rows() == 1 {
             return Ok(Claimed::Started);
@@ -59,7 +59,7 @@ sql_bounds! {
         .bind(key.0)
         .bind(key.1)
         .bind(locked_until)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         Ok(if taken_over.rows() == 1 {
             Claimed::Resumed
@@ -74,7 +74,7 @@ sql_bounds! {
     /// within its retention, or only a lease that ran out (its request died, and left
     /// only what it may have written).
     pub(super) async fn idempotency_record(
-        &self,
+        &mut self,
         claim: &IdempotencyClaim,
         now_ms: i64,
     ) -> Result<Option<IdempotencyRecord>, StoreError> {
@@ -87,7 +87,7 @@ sql_bounds! {
     /// The record of `claim`'s key created within its retention, its lease as it stands
     /// (perhaps run out).
     async fn recorded(
-        &self,
+        &mut self,
         claim: &IdempotencyClaim,
         now_ms: i64,
     ) -> Result<Option<IdempotencyRecord>, StoreError> {
@@ -99,7 +99,7 @@ sql_bounds! {
         .bind(claim.user_id.as_str())
         .bind(claim.key.as_str())
         .bind(now_ms - claim.retain_ms)
-        .fetch_optional(self.pool)
+        .fetch_optional(&mut *self.conn)
         .await?;
         let Some(row) = row else {
             return Ok(None);
@@ -126,7 +126,7 @@ sql_bounds! {
     }
 
     pub(super) async fn finish_idempotency_key(
-        &self,
+        &mut self,
         user_id: &str,
         key: &str,
         response: &StoredResponse,
@@ -139,27 +139,27 @@ sql_bounds! {
         .bind(response.body.as_str())
         .bind(user_id)
         .bind(key)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         Ok(())
     }
 
-    pub(super) async fn release_idempotency_key(&self, user_id: &str, key: &str) -> Result<(), StoreError> {
+    pub(super) async fn release_idempotency_key(&mut self, user_id: &str, key: &str) -> Result<(), StoreError> {
         sqlx::query(
             "DELETE FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2 \
              AND state = 'IN_FLIGHT'",
         )
         .bind(user_id)
         .bind(key)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         Ok(())
     }
 
-    pub(super) async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
+    pub(super) async fn purge_idempotency_keys(&mut self, before_ms: i64) -> Result<u64, StoreError> {
         let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
             .bind(before_ms)
-            .execute(self.pool)
+            .execute(&mut *self.conn)
             .await?;
         Ok(done.rows())
     }

@@ -6,7 +6,7 @@ use super::StoreError;
 
 sql_bounds! {
     pub(super) async fn first_use_of_nonce(
-        &self,
+        &mut self,
         nonce: &str,
         expires_at_ms: i64,
     ) -> Result<bool, StoreError> {
@@ -15,15 +15,15 @@ sql_bounds! {
         )
         .bind(nonce)
         .bind(expires_at_ms)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         Ok(inserted.rows() == 1)
     }
 
-    pub(super) async fn purge_edge_nonces(&self, now_ms: i64) -> Result<u64, StoreError> {
+    pub(super) async fn purge_edge_nonces(&mut self, now_ms: i64) -> Result<u64, StoreError> {
         let done = sqlx::query("DELETE FROM edge_nonces WHERE expires_at < $1")
             .bind(now_ms)
-            .execute(self.pool)
+            .execute(&mut *self.conn)
             .await?;
         Ok(done.rows())
     }

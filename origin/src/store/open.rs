@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::one_writer::OneWriter;
 use super::postgres::PostgresStore;
 use super::sqlite::SqliteStore;
 use super::Store;
@@ -43,12 +42,11 @@ pub async fn open(
 ) -> anyhow::Result<Arc<dyn Store>> {
     let shown = without_password(url);
     let store: Arc<dyn Store> = match Backend::of(url) {
-        // One process per file: its writes take turns in one queue (`one_writer.rs`).
-        Some(Backend::Sqlite) => Arc::new(OneWriter::new(
+        Some(Backend::Sqlite) => Arc::new(
             SqliteStore::open(url, acquire_timeout, cipher)
                 .await
                 .with_context(|| format!("DATABASE_URL: cannot open {shown}"))?,
-        )),
+        ),
         Some(Backend::Postgres) => Arc::new(
             PostgresStore::open(url, acquire_timeout, cipher)
                 .await

@@ -19,7 +19,7 @@
 use async_trait::async_trait;
 
 use super::sql::sql_bounds;
-use super::sql_store::{Dialect, SqlStore};
+use super::sql_store::{on, Dialect, SqlStore};
 use super::{Lease, StoreError};
 
 /// One event of the outbox, as stored.
@@ -144,7 +144,7 @@ sql_bounds! {
     @impl (#[async_trait] impl<DB: Dialect> Outbox for SqlStore<DB>)
 
     async fn publish_events(&self) -> Result<u64, StoreError> {
-        self.sql().publish_events(DB::PUBLISH_LOCK).await
+        on!(self, background, |sql| sql.publish_events(DB::PUBLISH_LOCK))
     }
 
     async fn delivery_pass(
@@ -153,27 +153,27 @@ sql_bounds! {
         claim: Option<Claim<'_>>,
     ) -> Result<Vec<OutboxEvent>, StoreError> {
         let locks = (DB::PUBLISH_LOCK, DB::CLAIM_LOCK);
-        self.sql().delivery_pass(locks, ended, claim).await
+        on!(self, background, |sql| sql.delivery_pass(locks, ended, claim))
     }
 
     async fn outbox_work(&self, due_at_ms: Option<i64>) -> Result<bool, StoreError> {
-        self.sql().outbox_work(due_at_ms).await
+        on!(self, read, |sql| sql.outbox_work(due_at_ms))
     }
 
     async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError> {
-        self.sql().redeliver(id, now_ms).await
+        on!(self, write, |sql| sql.redeliver(id, now_ms))
     }
 
     async fn payment_events(&self, after: i64, limit: u32) -> Result<Vec<OutboxEvent>, StoreError> {
-        self.sql().payment_events(after, limit).await
+        on!(self, read, |sql| sql.payment_events(after, limit))
     }
 
     async fn webhook_backlog(&self, listed: u32) -> Result<Backlog, StoreError> {
-        self.sql().webhook_backlog(listed).await
+        on!(self, read, |sql| sql.webhook_backlog(listed))
     }
 
     async fn endpoint_disabled(&self, url: &str) -> Result<Option<(i64, String)>, StoreError> {
-        self.sql().endpoint_disabled(url).await
+        on!(self, read, |sql| sql.endpoint_disabled(url))
     }
 
     async fn set_endpoint_disabled(
@@ -181,6 +181,6 @@ sql_bounds! {
         url: &str,
         disabled: Option<(i64, &str)>,
     ) -> Result<(), StoreError> {
-        self.sql().set_endpoint_disabled(url, disabled).await
+        on!(self, background, |sql| sql.set_endpoint_disabled(url, disabled))
     }
 }

@@ -1,7 +1,7 @@
 //! The outbox's queries, written once for both databases (`outbox.rs` says what they
 //! keep true).
 
-use sqlx::Row;
+use sqlx::{Connection as _, Row};
 
 use super::outbox::{Ack, Attempt, Backlog, Claim, Failure, OutboxEvent};
 use super::sql::{sql_bounds, values_list, Written as _};
@@ -74,13 +74,13 @@ where
 sql_bounds! {
     /// Gives the committed events without a place theirs, in id order, after the last
     /// place given; `lock` keeps publishers apart where several write at once.
-    pub(super) async fn publish_events(&self, lock: &str) -> Result<u64, StoreError> {
+    pub(super) async fn publish_events(&mut self, lock: &str) -> Result<u64, StoreError> {
         // Read first: a write would take SQLite's one write lock from the payments for
         // nothing (and PostgreSQL's publishing lock) whenever all is published.
         if !self.unpublished().await? {
             return Ok(0);
         }
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.conn.begin().await?;
         let published = Self::publish_in(&mut tx, lock).await?;
         tx.commit().await?;
         Ok(published)
@@ -91,12 +91,12 @@ sql_bounds! {
     /// order's next event, its head acknowledged in this pass, is claimed in it too.
     /// `locks` are the dialect's publishing and claiming locks.
     pub(super) async fn delivery_pass(
-        &self,
+        &mut self,
         (publish_lock, claim_lock): (&str, &str),
         ended: &[Attempt],
         claim: Option<Claim<'_>>,
     ) -> Result<Vec<OutboxEvent>, StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.conn.begin().await?;
         Self::record_in(&mut tx, ended).await?;
         Self::publish_in(&mut tx, publish_lock).await?;
         let claimed = match claim {
@@ -108,7 +108,7 @@ sql_bounds! {
     }
 
     /// Whether a committed event waits for its place, or, at `due_at_ms`, one is due.
-    pub(super) async fn outbox_work(&self, due_at_ms: Option<i64>) -> Result<bool, StoreError> {
+    pub(super) async fn outbox_work(&mut self, due_at_ms: Option<i64>) -> Result<bool, StoreError> {
         Ok(self.unpublished().await?
             || match due_at_ms {
                 Some(now_ms) => self.due(now_ms).await?,
@@ -117,16 +117,16 @@ sql_bounds! {
     }
 
     /// Whether a committed event waits for its place.
-    async fn unpublished(&self) -> Result<bool, StoreError> {
-        let waiting = sqlx::query(UNPUBLISHED).fetch_optional(self.pool).await?;
+    async fn unpublished(&mut self) -> Result<bool, StoreError> {
+        let waiting = sqlx::query(UNPUBLISHED).fetch_optional(&mut *self.conn).await?;
         Ok(waiting.is_some())
     }
 
     /// Whether an event is due for delivery at `now_ms`.
-    async fn due(&self, now_ms: i64) -> Result<bool, StoreError> {
+    async fn due(&mut self, now_ms: i64) -> Result<bool, StoreError> {
         let due = sqlx::query(&format!("SELECT e.id {HEADS_DUE} LIMIT 1"))
             .bind(now_ms)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         Ok(due.is_some())
     }
@@ -244,20 +244,20 @@ sql_bounds! {
     }
 
     /// A dead letter sent again from now on; false when `id` is no dead letter.
-    pub(super) async fn redeliver(&self, id: i64, now_ms: i64) -> Result<bool, StoreError> {
+    pub(super) async fn redeliver(&mut self, id: i64, now_ms: i64) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "UPDATE payment_events SET delivery = 'PENDING', next_attempt_at = $2, \
              attempts = 0, lease_until = 0 WHERE id = $1 AND delivery = 'DEAD'",
         )
         .bind(id)
         .bind(now_ms)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         Ok(done.rows() == 1)
     }
 
     /// The published events after `after` (a position), at most `limit`, in order.
-    pub(super) async fn payment_events(&self, after: i64, limit: u32) -> Result<Vec<OutboxEvent>, StoreError> {
+    pub(super) async fn payment_events(&mut self, after: i64, limit: u32) -> Result<Vec<OutboxEvent>, StoreError> {
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM payment_events WHERE position > $1 \
              ORDER BY position LIMIT $2"
@@ -265,20 +265,20 @@ sql_bounds! {
         let rows = sqlx::query(&sql)
             .bind(after)
             .bind(i64::from(limit))
-            .fetch_all(self.pool)
+            .fetch_all(&mut *self.conn)
             .await?;
         rows.iter().map(event_from_row).collect()
     }
 
     /// What waits, with the latest `listed` failures and dead letters.
-    pub(super) async fn webhook_backlog(&self, listed: u32) -> Result<Backlog, StoreError> {
+    pub(super) async fn webhook_backlog(&mut self, listed: u32) -> Result<Backlog, StoreError> {
         let counts = sqlx::query(
             "SELECT COALESCE(SUM(CASE WHEN delivery = 'PENDING' THEN 1 ELSE 0 END), 0) AS pending, \
              MIN(CASE WHEN delivery = 'PENDING' THEN occurred_at END) AS oldest_at, \
              COALESCE(SUM(CASE WHEN delivery = 'DEAD' THEN 1 ELSE 0 END), 0) AS dead \
              FROM payment_events WHERE delivery <> 'DELIVERED'",
         )
-        .fetch_one(self.pool)
+        .fetch_one(&mut *self.conn)
         .await?;
         let list = |condition: &str| {
             format!(
@@ -288,11 +288,11 @@ sql_bounds! {
         };
         let failing = sqlx::query(&list("delivery = 'PENDING' AND last_error IS NOT NULL"))
             .bind(i64::from(listed))
-            .fetch_all(self.pool)
+            .fetch_all(&mut *self.conn)
             .await?;
         let dead = sqlx::query(&list("delivery = 'DEAD'"))
             .bind(i64::from(listed))
-            .fetch_all(self.pool)
+            .fetch_all(&mut *self.conn)
             .await?;
         Ok(Backlog {
             pending: counts.try_get("pending")?,
@@ -304,13 +304,13 @@ sql_bounds! {
     }
 
     /// Since when, and why, the endpoint at `url` takes no delivery, if it does not.
-    pub(super) async fn endpoint_disabled(&self, url: &str) -> Result<Option<(i64, String)>, StoreError> {
+    pub(super) async fn endpoint_disabled(&mut self, url: &str) -> Result<Option<(i64, String)>, StoreError> {
         let row = sqlx::query(
             "SELECT disabled_at, reason FROM webhook_endpoints \
              WHERE url = $1 AND disabled_at IS NOT NULL",
         )
         .bind(url)
-        .fetch_optional(self.pool)
+        .fetch_optional(&mut *self.conn)
         .await?;
         row.map(|row| Ok((row.try_get("disabled_at")?, row.try_get::<Option<String>, _>("reason")?.unwrap_or_default())))
             .transpose()
@@ -318,7 +318,7 @@ sql_bounds! {
 
     /// Disables the endpoint at `url` (`Some((since, why))`), or enables it (`None`).
     pub(super) async fn set_endpoint_disabled(
-        &self,
+        &mut self,
         url: &str,
         disabled: Option<(i64, &str)>,
     ) -> Result<(), StoreError> {
@@ -330,7 +330,7 @@ sql_bounds! {
         .bind(url)
         .bind(disabled.map(|(at, _)| at))
         .bind(disabled.map(|(_, why)| why))
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         Ok(())
     }

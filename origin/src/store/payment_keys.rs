@@ -1,6 +1,8 @@
 //! Payment keys on their way to the current KEK (`origin keys rewrap`): the ones still
 //! sealed under another, and their replacement, each only if still the old one.
 
+use sqlx::Connection as _;
+
 use super::sql::{sql_bounds, values_list, Written as _};
 use super::{Replacement, StoreError, StoredPaymentKey};
 use crate::crypto::version_prefix;
@@ -10,7 +12,7 @@ const ROWS_PER_STATEMENT: usize = 500;
 
 sql_bounds! {
     pub(super) async fn payment_keys_not_on(
-        &self,
+        &mut self,
         version: u32,
         after_id: i64,
         limit: u32,
@@ -25,11 +27,11 @@ sql_bounds! {
         .bind(prefix.len() as i64)
         .bind(prefix.as_str())
         .bind(i64::from(limit))
-        .fetch_all(self.pool)
+        .fetch_all(&mut *self.conn)
         .await?)
     }
 
-    pub(super) async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError> {
+    pub(super) async fn count_payment_keys_not_on(&mut self, version: u32) -> Result<u64, StoreError> {
         let prefix = version_prefix(version);
         let count: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM payments \
@@ -37,18 +39,18 @@ sql_bounds! {
         )
         .bind(prefix.len() as i64)
         .bind(prefix.as_str())
-        .fetch_one(self.pool)
+        .fetch_one(&mut *self.conn)
         .await?;
         Ok(u64::try_from(count).unwrap_or_default())
     }
 
     pub(super) async fn replace_payment_keys(
-        &self,
+        &mut self,
         replacements: &[Replacement],
     ) -> Result<u64, StoreError> {
         // One statement a chunk, each key replaced only where it is still the old one.
         // Both databases name the columns of a `VALUES` list `column1`, `column2`, ….
-        let mut transaction = self.pool.begin().await?;
+        let mut transaction = self.conn.begin().await?;
         let mut replaced = 0;
         for chunk in replacements.chunks(ROWS_PER_STATEMENT) {
             let sql = format!(

@@ -59,7 +59,7 @@ sql_bounds! {
     }
 
     pub(super) async fn record_outcome(
-        &self,
+        &mut self,
         payment_id: i64,
         outcome: Outcome,
         now_ms: i64,
@@ -83,26 +83,26 @@ sql_bounds! {
         .bind(now_ms)
         .bind(payment_id)
         .bind(flag.as_deref())
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         self.payment_by_id(payment_id).await
     }
 
     pub(super) async fn record_reference(
-        &self,
+        &mut self,
         payment_id: i64,
         reference: &str,
     ) -> Result<(), StoreError> {
         sqlx::query("UPDATE payments SET pg_reference = $1 WHERE id = $2")
             .bind(reference)
             .bind(payment_id)
-            .execute(self.pool)
+            .execute(&mut *self.conn)
             .await?;
         Ok(())
     }
 
     pub(super) async fn payment_by_order(
-        &self,
+        &mut self,
         user_id: &str,
         order_id: &str,
     ) -> Result<Option<Payment>, StoreError> {
@@ -111,13 +111,13 @@ sql_bounds! {
         let row = sqlx::query(&sql)
             .bind(order_id)
             .bind(user_id)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         row.map(|row| self.payment_from_row(&row)).transpose()
     }
 
     pub(super) async fn recent_payments(
-        &self,
+        &mut self,
         user_id: &str,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
@@ -127,16 +127,16 @@ sql_bounds! {
         let rows = sqlx::query(&sql)
             .bind(user_id)
             .bind(i64::from(limit))
-            .fetch_all(self.pool)
+            .fetch_all(&mut *self.conn)
             .await?;
         rows.iter().map(|row| self.payment_from_row(row)).collect()
     }
 
-    pub(super) async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
+    pub(super) async fn payment_by_id(&mut self, payment_id: i64) -> Result<Payment, StoreError> {
         let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = $1");
         let row = sqlx::query(&sql)
             .bind(payment_id)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         row.map(|row| self.payment_from_row(&row))
             .transpose()?
@@ -144,19 +144,19 @@ sql_bounds! {
     }
 
     pub(super) async fn payment_by_order_id(
-        &self,
+        &mut self,
         order_id: &str,
     ) -> Result<Option<Payment>, StoreError> {
         let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE order_id = $1");
         let row = sqlx::query(&sql)
             .bind(order_id)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         row.map(|row| self.payment_from_row(&row)).transpose()
     }
 
     pub(super) async fn payments_with_status(
-        &self,
+        &mut self,
         status: PaymentStatus,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
@@ -165,7 +165,7 @@ sql_bounds! {
         let rows = sqlx::query(&sql)
             .bind(status.as_str())
             .bind(i64::from(limit))
-            .fetch_all(self.pool)
+            .fetch_all(&mut *self.conn)
             .await?;
         rows.iter().map(|row| self.payment_from_row(row)).collect()
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{Executor as _, Postgres, Row};
+use sqlx::{Connection as _, Executor as _, Postgres, Row};
 
 use super::budget::PostgresBudget;
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
@@ -54,6 +54,7 @@ impl PostgresStore {
         Ok(Self {
             pool,
             cipher,
+            writer: None,
             checkpoints: None,
         })
     }
@@ -74,14 +75,17 @@ impl Dialect for Postgres {
         Some(PostgresBudget::of(pool))
     }
 
-    async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError> {
+    async fn insert_pending(
+        store: &mut Sql<'_, Self>,
+        new: NewPayment,
+    ) -> Result<Payment, StoreError> {
         let insert = format!(
             "INSERT INTO payments (order_id, user_id, payment_key, amount, event_id, status, \
              created_at, updated_at, pg_confirm_key) \
              VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6, $7) \
              RETURNING {PAYMENT_COLUMNS}"
         );
-        let mut tx = store.pool.begin().await?;
+        let mut tx = store.conn.begin().await?;
         if let Some(event_id) = &new.event_id {
             // The event's row lock makes reservations for one event take turns, across
             // instances; the count then sees every unit taken before.
@@ -125,11 +129,11 @@ impl Dialect for Postgres {
     }
 
     async fn upsert_event(
-        store: &Sql<'_, Self>,
+        store: &mut Sql<'_, Self>,
         event: &EventSpec,
         now_ms: i64,
     ) -> Result<EventView, StoreError> {
-        let mut tx = store.pool.begin().await?;
+        let mut tx = store.conn.begin().await?;
         sqlx::query(
             "INSERT INTO events (event_id, stock, amount, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $4) ON CONFLICT (event_id) DO NOTHING",

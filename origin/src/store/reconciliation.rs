@@ -62,7 +62,7 @@ where
 
 sql_bounds! {
     pub(super) async fn approved_between(
-        &self,
+        &mut self,
         from_ms: i64,
         to_ms: i64,
     ) -> Result<Vec<(String, i64)>, StoreError> {
@@ -72,12 +72,12 @@ sql_bounds! {
         )
         .bind(from_ms)
         .bind(to_ms)
-        .fetch_all(self.pool)
+        .fetch_all(&mut *self.conn)
         .await?)
     }
 
     pub(super) async fn queue_exceptions(
-        &self,
+        &mut self,
         findings: &[Finding],
         period: &Period,
         now_ms: i64,
@@ -106,13 +106,13 @@ sql_bounds! {
                     .bind(last.as_str())
                     .bind(now_ms);
             }
-            added += statement.execute(self.pool).await?.rows();
+            added += statement.execute(&mut *self.conn).await?.rows();
         }
         Ok(added)
     }
 
     pub(super) async fn close_matched(
-        &self,
+        &mut self,
         order_ids: &[String],
         now_ms: i64,
     ) -> Result<u64, StoreError> {
@@ -131,13 +131,13 @@ sql_bounds! {
             for order_id in chunk {
                 statement = statement.bind(order_id.as_str());
             }
-            closed += statement.execute(self.pool).await?.rows();
+            closed += statement.execute(&mut *self.conn).await?.rows();
         }
         Ok(closed)
     }
 
     pub(super) async fn reconciliation_items(
-        &self,
+        &mut self,
         status: Option<ItemStatus>,
         after_id: i64,
         limit: u32,
@@ -151,22 +151,22 @@ sql_bounds! {
             .bind(status)
             .bind(after_id)
             .bind(i64::from(limit))
-            .fetch_all(self.pool)
+            .fetch_all(&mut *self.conn)
             .await?;
         rows.iter().map(item_from_row).collect()
     }
 
-    pub(super) async fn pending_reconciliation_items(&self) -> Result<u64, StoreError> {
+    pub(super) async fn pending_reconciliation_items(&mut self) -> Result<u64, StoreError> {
         let pending: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM reconciliation_items WHERE status = 'PENDING'",
         )
-        .fetch_one(self.pool)
+        .fetch_one(&mut *self.conn)
         .await?;
         Ok(u64::try_from(pending).unwrap_or_default())
     }
 
     pub(super) async fn resolve_reconciliation_item(
-        &self,
+        &mut self,
         id: i64,
         note: &str,
         now_ms: i64,
@@ -179,7 +179,7 @@ sql_bounds! {
             .bind(note)
             .bind(now_ms)
             .bind(id)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         if let Some(row) = resolved {
             return Ok(Resolution::Resolved(item_from_row(&row)?));
@@ -187,7 +187,7 @@ sql_bounds! {
         let sql = format!("SELECT {ITEM_COLUMNS} FROM reconciliation_items WHERE id = $1");
         let found = sqlx::query(&sql)
             .bind(id)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         Ok(match found {
             Some(row) => Resolution::AlreadyResolved(item_from_row(&row)?),

@@ -15,7 +15,7 @@ sql_bounds! {
     ///
     /// [`Dialect::CLAIM_LOCK`]: super::sql_store::Dialect::CLAIM_LOCK
     pub(super) async fn claim_for_recovery(
-        &self,
+        &mut self,
         lock: &str,
         now_ms: i64,
         pending_before_ms: i64,
@@ -38,13 +38,13 @@ sql_bounds! {
             .bind(pending_before_ms)
             .bind(i64::from(limit))
             .bind(lease.holder)
-            .fetch_all(self.pool)
+            .fetch_all(&mut *self.conn)
             .await?;
         rows.iter().map(|row| self.payment_from_row(row)).collect()
     }
 
     pub(super) async fn renew_recovery_leases(
-        &self,
+        &mut self,
         payment_ids: &[i64],
         lease: Lease<'_>,
         now_ms: i64,
@@ -66,14 +66,14 @@ sql_bounds! {
         for id in payment_ids {
             statement = statement.bind(*id);
         }
-        let rows = statement.fetch_all(self.pool).await?;
+        let rows = statement.fetch_all(&mut *self.conn).await?;
         rows.iter()
             .map(|row| row.try_get("id").map_err(StoreError::from))
             .collect()
     }
 
     pub(super) async fn record_recovery(
-        &self,
+        &mut self,
         payment_id: i64,
         decision: &Decision,
         lease_holder: &str,
@@ -115,7 +115,7 @@ sql_bounds! {
             .bind(payment_id),
         }
         .bind(lease_holder)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         if done.rows() == 0 {
             return Ok(None);
@@ -124,7 +124,7 @@ sql_bounds! {
     }
 
     pub(super) async fn mark_refund_due(
-        &self,
+        &mut self,
         payment_id: i64,
         next_attempt_at: i64,
         now_ms: i64,
@@ -136,13 +136,13 @@ sql_bounds! {
         .bind(next_attempt_at)
         .bind(now_ms)
         .bind(payment_id)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         Ok(done.rows() == 1)
     }
 
     pub(super) async fn record_refunded(
-        &self,
+        &mut self,
         payment_id: i64,
         note: &str,
         now_ms: i64,
@@ -155,7 +155,7 @@ sql_bounds! {
         .bind(note)
         .bind(now_ms)
         .bind(payment_id)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         if done.rows() == 0 {
             return Ok(None);

@@ -10,21 +10,21 @@ use super::sql::{decode_error, sql_bounds};
 use super::StoreError;
 
 sql_bounds! {
-    pub(super) async fn event_room(&self, event_id: &str) -> Result<Option<RoomUpdate>, StoreError> {
+    pub(super) async fn event_room(&mut self, event_id: &str) -> Result<Option<RoomUpdate>, StoreError> {
         let row = sqlx::query("SELECT settings, state, version FROM event_rooms WHERE event_id = $1")
             .bind(event_id)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         row.as_ref().map(room_of).transpose()
     }
 
     /// Every room, by event id, at most `limit`.
-    pub(super) async fn event_rooms(&self, limit: u32) -> Result<Vec<(String, RoomUpdate)>, StoreError> {
+    pub(super) async fn event_rooms(&mut self, limit: u32) -> Result<Vec<(String, RoomUpdate)>, StoreError> {
         let rows = sqlx::query(
             "SELECT event_id, settings, state, version FROM event_rooms ORDER BY event_id LIMIT $1",
         )
         .bind(i64::from(limit))
-        .fetch_all(self.pool)
+        .fetch_all(&mut *self.conn)
         .await?;
         rows.iter()
             .map(|row| Ok((row.try_get("event_id")?, room_of(row)?)))
@@ -34,7 +34,7 @@ sql_bounds! {
     /// Writes the room over the version `expected` (any, when `None`):
     /// `StaleVersion` with the version in force when another change came first.
     pub(super) async fn set_event_room(
-        &self,
+        &mut self,
         event_id: &str,
         settings: &RoomSettings,
         state: RoomState,
@@ -68,7 +68,7 @@ sql_bounds! {
         if let Some(version @ 1..) = expected {
             query = query.bind(i64::try_from(version).unwrap_or(i64::MAX));
         }
-        let version = query.fetch_optional(self.pool).await?;
+        let version = query.fetch_optional(&mut *self.conn).await?;
         let Some(version) = version else {
             let current = self.event_room(event_id).await?.map_or(0, |room| room.version);
             return Err(StoreError::StaleVersion { current });

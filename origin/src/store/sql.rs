@@ -1,9 +1,11 @@
 //! What both databases run alike, written once: one statement text per query (with
 //! `$N` placeholders, which sqlx binds by their number on SQLite too) and one row
-//! decoder, run on either pool. Each area of the store adds its queries to [`Sql`]
-//! in a file of its own (`users.rs`, …); what differs between the databases —
-//! opening, locking, the odd statement — stays in `sqlite.rs` and `postgres.rs`, which
-//! hand their pool to [`Sql`] for the rest.
+//! decoder, run on one connection of either database. Each area of the store adds its
+//! queries to [`Sql`] in a file of its own (`users.rs`, …); what differs between the
+//! databases — opening, locking, the odd statement — stays in `sqlite.rs` and
+//! `postgres.rs`. Which connection a query runs on is the store's choice
+//! (`sql_store.rs`): a pooled one, or on SQLite, for a write, the writer's own inside
+//! its batch (`group_commit.rs`).
 //!
 //! A statement must bind every `$N` it names: PostgreSQL refuses a wrong count, but
 //! SQLite leaves a parameter with no value NULL, so a bind forgotten in a shared
@@ -14,15 +16,21 @@
 
 use sqlx::postgres::PgQueryResult;
 use sqlx::sqlite::SqliteQueryResult;
-use sqlx::{Database, Pool};
+use sqlx::Database;
 
 use super::StoreError;
 use crate::crypto::FieldCipher;
 
-/// A database's pool, and the cipher its rows are sealed with.
+/// A connection to the database, and the cipher its rows are sealed with.
 pub struct Sql<'a, DB: Database> {
-    pub(super) pool: &'a Pool<DB>,
+    pub(super) conn: &'a mut DB::Connection,
     pub(super) cipher: &'a FieldCipher,
+}
+
+impl<'a, DB: Database> Sql<'a, DB> {
+    pub(super) fn on(conn: &'a mut DB::Connection, cipher: &'a FieldCipher) -> Self {
+        Self { conn, cipher }
+    }
 }
 
 /// What a statement that writes tells, whatever the database.

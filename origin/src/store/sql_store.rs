@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use sqlx::{Database, Pool};
 
 use super::checkpoint::Checkpoints;
+use super::group_commit::GroupCommit;
 use super::sql::{sql_bounds, Sql};
 use super::{
     BreakerControl, Claimed, EventSpec, EventView, IdempotencyClaim, IdempotencyRecord, Lease,
@@ -28,6 +29,9 @@ use crate::policy::settlement::reconcile::Finding;
 pub struct SqlStore<DB: Database> {
     pub(super) cipher: FieldCipher,
     pub(super) pool: Pool<DB>,
+    /// Where the writes go one at a time, in batches (`group_commit.rs`): SQLite's;
+    /// none on PostgreSQL, where a write takes a connection of the pool as a read does.
+    pub(super) writer: Option<Arc<GroupCommit<DB>>>,
     /// SQLite's checkpoints (`checkpoint.rs`), until the last clone is dropped; none on
     /// PostgreSQL.
     pub(super) checkpoints: Option<Arc<Checkpoints>>,
@@ -38,26 +42,57 @@ impl<DB: Database> Clone for SqlStore<DB> {
         Self {
             cipher: self.cipher.clone(),
             pool: self.pool.clone(),
+            writer: self.writer.clone(),
             checkpoints: self.checkpoints.clone(),
         }
     }
 }
 
-impl<DB: Database> SqlStore<DB> {
-    /// The queries written once for both databases, on this pool.
-    pub(super) fn sql(&self) -> Sql<'_, DB> {
-        Sql {
-            pool: &self.pool,
-            cipher: &self.cipher,
+/// `on!(store, kind, |sql| body)`: runs the future `body` with `sql`, an [`Sql`] on a
+/// connection, and answers its output. A `read` runs on a connection of the pool; a
+/// `write` (a request's) or a `background` write (one of the process's loops) in its
+/// lane of the store's writer, inside a savepoint of the batch, answered once the
+/// batch has committed — or, on a store with no writer, as a read does.
+macro_rules! on {
+    ($store:ident, read, |$sql:ident| $body:expr) => {{
+        let mut conn = $store.pool.acquire().await?;
+        let mut $sql = $crate::store::sql::Sql::on(&mut *conn, &$store.cipher);
+        $body.await
+    }};
+    ($store:ident, write, |$sql:ident| $body:expr) => {
+        on!(@write $store, $crate::store::group_commit::Lane::Request, |$sql| $body)
+    };
+    ($store:ident, background, |$sql:ident| $body:expr) => {
+        on!(@write $store, $crate::store::group_commit::Lane::Background, |$sql| $body)
+    };
+    (@write $store:ident, $lane:expr, |$sql:ident| $body:expr) => {
+        match &$store.writer {
+            Some(writer) => {
+                let mut turn = writer.turn($lane).await;
+                let written = {
+                    let mut savepoint = turn.savepoint().await?;
+                    let written = {
+                        let mut $sql = $crate::store::sql::Sql::on(&mut *savepoint, &$store.cipher);
+                        $body.await
+                    };
+                    $crate::store::group_commit::settle(savepoint, written).await
+                };
+                turn.committed(written).await
+            }
+            None => on!($store, read, |$sql| $body),
         }
-    }
+    };
 }
+pub(super) use on;
 
 /// What a database does its own way.
 #[async_trait]
 pub trait Dialect: Database {
     /// Inserts a PENDING payment, taking one of its event's units if it has one.
-    async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError>;
+    async fn insert_pending(
+        store: &mut Sql<'_, Self>,
+        new: NewPayment,
+    ) -> Result<Payment, StoreError>;
 
     /// What locks the payments a recovery claim chooses, so that concurrent claims
     /// never take one payment twice (nothing where one writer runs at a time).
@@ -69,7 +104,7 @@ pub trait Dialect: Database {
 
     /// See [`Store::upsert_event`]: no unit is taken while the stock changes.
     async fn upsert_event(
-        store: &Sql<'_, Self>,
+        store: &mut Sql<'_, Self>,
         event: &EventSpec,
         now_ms: i64,
     ) -> Result<EventView, StoreError>;
@@ -82,7 +117,7 @@ sql_bounds! {
     @impl (#[async_trait] impl<DB: Dialect> Store for SqlStore<DB>)
 
     async fn insert_pending(&self, new: NewPayment) -> Result<Payment, StoreError> {
-        DB::insert_pending(&self.sql(), new).await
+        on!(self, write, |sql| DB::insert_pending(&mut sql, new))
     }
 
     async fn record_outcome(
@@ -91,11 +126,11 @@ sql_bounds! {
         outcome: Outcome,
         now_ms: i64,
     ) -> Result<Payment, StoreError> {
-        self.sql().record_outcome(payment_id, outcome, now_ms).await
+        on!(self, write, |sql| sql.record_outcome(payment_id, outcome, now_ms))
     }
 
     async fn record_reference(&self, payment_id: i64, reference: &str) -> Result<(), StoreError> {
-        self.sql().record_reference(payment_id, reference).await
+        on!(self, write, |sql| sql.record_reference(payment_id, reference))
     }
 
     async fn payment_by_order(
@@ -103,11 +138,11 @@ sql_bounds! {
         user_id: &str,
         order_id: &str,
     ) -> Result<Option<Payment>, StoreError> {
-        self.sql().payment_by_order(user_id, order_id).await
+        on!(self, read, |sql| sql.payment_by_order(user_id, order_id))
     }
 
     async fn recent_payments(&self, user_id: &str, limit: u32) -> Result<Vec<Payment>, StoreError> {
-        self.sql().recent_payments(user_id, limit).await
+        on!(self, read, |sql| sql.recent_payments(user_id, limit))
     }
 
     async fn claim_idempotency_key(
@@ -115,7 +150,7 @@ sql_bounds! {
         claim: &IdempotencyClaim,
         now_ms: i64,
     ) -> Result<Claimed, StoreError> {
-        self.sql().claim_idempotency_key(claim, now_ms).await
+        on!(self, write, |sql| sql.claim_idempotency_key(claim, now_ms))
     }
 
     async fn idempotency_record(
@@ -123,7 +158,7 @@ sql_bounds! {
         claim: &IdempotencyClaim,
         now_ms: i64,
     ) -> Result<Option<IdempotencyRecord>, StoreError> {
-        self.sql().idempotency_record(claim, now_ms).await
+        on!(self, read, |sql| sql.idempotency_record(claim, now_ms))
     }
 
     async fn finish_idempotency_key(
@@ -132,17 +167,16 @@ sql_bounds! {
         key: &str,
         response: &StoredResponse,
     ) -> Result<(), StoreError> {
-        self.sql()
-            .finish_idempotency_key(user_id, key, response)
-            .await
+        on!(self, write, |sql| sql.finish_idempotency_key(user_id, key, response)
+            )
     }
 
     async fn release_idempotency_key(&self, user_id: &str, key: &str) -> Result<(), StoreError> {
-        self.sql().release_idempotency_key(user_id, key).await
+        on!(self, write, |sql| sql.release_idempotency_key(user_id, key))
     }
 
     async fn purge_idempotency_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
-        self.sql().purge_idempotency_keys(before_ms).await
+        on!(self, background, |sql| sql.purge_idempotency_keys(before_ms))
     }
 
     async fn first_use_of_nonce(
@@ -150,26 +184,26 @@ sql_bounds! {
         nonce: &str,
         expires_at_ms: i64,
     ) -> Result<bool, StoreError> {
-        self.sql().first_use_of_nonce(nonce, expires_at_ms).await
+        on!(self, write, |sql| sql.first_use_of_nonce(nonce, expires_at_ms))
     }
 
     async fn purge_edge_nonces(&self, now_ms: i64) -> Result<u64, StoreError> {
-        self.sql().purge_edge_nonces(now_ms).await
+        on!(self, background, |sql| sql.purge_edge_nonces(now_ms))
     }
 
     async fn breaker_control(&self, guard: &str) -> Result<Option<BreakerControl>, StoreError> {
-        self.sql().breaker_control(guard).await
+        on!(self, read, |sql| sql.breaker_control(guard))
     }
 
     async fn event_room(&self, event_id: &str) -> Result<Option<rules::drop::RoomUpdate>, StoreError> {
-        self.sql().event_room(event_id).await
+        on!(self, read, |sql| sql.event_room(event_id))
     }
 
     async fn event_rooms(
         &self,
         limit: u32,
     ) -> Result<Vec<(String, rules::drop::RoomUpdate)>, StoreError> {
-        self.sql().event_rooms(limit).await
+        on!(self, read, |sql| sql.event_rooms(limit))
     }
 
     async fn set_event_room(
@@ -180,9 +214,8 @@ sql_bounds! {
         now_ms: i64,
         expected: Option<u64>,
     ) -> Result<rules::drop::RoomUpdate, StoreError> {
-        self.sql()
-            .set_event_room(event_id, settings, state, now_ms, expected)
-            .await
+        on!(self, write, |sql| sql.set_event_room(event_id, settings, state, now_ms, expected)
+            )
     }
 
     async fn set_breaker_control(
@@ -190,7 +223,7 @@ sql_bounds! {
         guard: &str,
         control: &BreakerControl,
     ) -> Result<i64, StoreError> {
-        self.sql().set_breaker_control(guard, control).await
+        on!(self, write, |sql| sql.set_breaker_control(guard, control))
     }
 
     fn shared_budget(&self) -> Option<Arc<dyn SharedBudget>> {
@@ -198,11 +231,11 @@ sql_bounds! {
     }
 
     async fn payment_by_id(&self, payment_id: i64) -> Result<Payment, StoreError> {
-        self.sql().payment_by_id(payment_id).await
+        on!(self, read, |sql| sql.payment_by_id(payment_id))
     }
 
     async fn payment_by_order_id(&self, order_id: &str) -> Result<Option<Payment>, StoreError> {
-        self.sql().payment_by_order_id(order_id).await
+        on!(self, read, |sql| sql.payment_by_order_id(order_id))
     }
 
     async fn payments_with_status(
@@ -210,7 +243,7 @@ sql_bounds! {
         status: PaymentStatus,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
-        self.sql().payments_with_status(status, limit).await
+        on!(self, read, |sql| sql.payments_with_status(status, limit))
     }
 
     async fn claim_for_recovery(
@@ -220,10 +253,8 @@ sql_bounds! {
         lease: Lease<'_>,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
-        let mut claimed = self
-            .sql()
-            .claim_for_recovery(DB::CLAIM_LOCK, now_ms, pending_before_ms, lease, limit)
-            .await?;
+        let mut claimed = on!(self, background, |sql| sql.claim_for_recovery(DB::CLAIM_LOCK, now_ms, pending_before_ms, lease, limit)
+            )?;
         // RETURNING keeps no order, on either database: oldest due first, as chosen.
         claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
         Ok(claimed)
@@ -235,9 +266,8 @@ sql_bounds! {
         lease: Lease<'_>,
         now_ms: i64,
     ) -> Result<Vec<i64>, StoreError> {
-        self.sql()
-            .renew_recovery_leases(payment_ids, lease, now_ms)
-            .await
+        on!(self, background, |sql| sql.renew_recovery_leases(payment_ids, lease, now_ms)
+            )
     }
 
     async fn record_recovery(
@@ -247,21 +277,20 @@ sql_bounds! {
         lease_holder: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
-        self.sql()
-            .record_recovery(payment_id, decision, lease_holder, now_ms)
-            .await
+        on!(self, background, |sql| sql.record_recovery(payment_id, decision, lease_holder, now_ms)
+            )
     }
 
     async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError> {
-        DB::upsert_event(&self.sql(), event, now_ms).await
+        on!(self, write, |sql| DB::upsert_event(&mut sql, event, now_ms))
     }
 
     async fn event(&self, event_id: &str) -> Result<Option<EventView>, StoreError> {
-        self.sql().event(event_id).await
+        on!(self, read, |sql| sql.event(event_id))
     }
 
     async fn events(&self, limit: u32) -> Result<Vec<EventView>, StoreError> {
-        self.sql().events(limit).await
+        on!(self, read, |sql| sql.events(limit))
     }
 
     async fn mark_refund_due(
@@ -270,9 +299,8 @@ sql_bounds! {
         next_attempt_at: i64,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        self.sql()
-            .mark_refund_due(payment_id, next_attempt_at, now_ms)
-            .await
+        on!(self, background, |sql| sql.mark_refund_due(payment_id, next_attempt_at, now_ms)
+            )
     }
 
     async fn record_refunded(
@@ -281,7 +309,7 @@ sql_bounds! {
         note: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
-        self.sql().record_refunded(payment_id, note, now_ms).await
+        on!(self, background, |sql| sql.record_refunded(payment_id, note, now_ms))
     }
 
     async fn approved_between(
@@ -289,7 +317,7 @@ sql_bounds! {
         from_ms: i64,
         to_ms: i64,
     ) -> Result<Vec<(String, i64)>, StoreError> {
-        self.sql().approved_between(from_ms, to_ms).await
+        on!(self, read, |sql| sql.approved_between(from_ms, to_ms))
     }
 
     async fn queue_exceptions(
@@ -298,11 +326,11 @@ sql_bounds! {
         period: &Period,
         now_ms: i64,
     ) -> Result<u64, StoreError> {
-        self.sql().queue_exceptions(findings, period, now_ms).await
+        on!(self, background, |sql| sql.queue_exceptions(findings, period, now_ms))
     }
 
     async fn close_matched(&self, order_ids: &[String], now_ms: i64) -> Result<u64, StoreError> {
-        self.sql().close_matched(order_ids, now_ms).await
+        on!(self, background, |sql| sql.close_matched(order_ids, now_ms))
     }
 
     async fn reconciliation_items(
@@ -311,13 +339,12 @@ sql_bounds! {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<Item>, StoreError> {
-        self.sql()
-            .reconciliation_items(status, after_id, limit)
-            .await
+        on!(self, read, |sql| sql.reconciliation_items(status, after_id, limit)
+            )
     }
 
     async fn pending_reconciliation_items(&self) -> Result<u64, StoreError> {
-        self.sql().pending_reconciliation_items().await
+        on!(self, read, |sql| sql.pending_reconciliation_items())
     }
 
     async fn resolve_reconciliation_item(
@@ -326,9 +353,8 @@ sql_bounds! {
         note: &str,
         now_ms: i64,
     ) -> Result<Resolution, StoreError> {
-        self.sql()
-            .resolve_reconciliation_item(id, note, now_ms)
-            .await
+        on!(self, write, |sql| sql.resolve_reconciliation_item(id, note, now_ms)
+            )
     }
 
     async fn payment_keys_not_on(
@@ -337,21 +363,20 @@ sql_bounds! {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<StoredPaymentKey>, StoreError> {
-        self.sql()
-            .payment_keys_not_on(version, after_id, limit)
-            .await
+        on!(self, read, |sql| sql.payment_keys_not_on(version, after_id, limit)
+            )
     }
 
     async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError> {
-        self.sql().count_payment_keys_not_on(version).await
+        on!(self, read, |sql| sql.count_payment_keys_not_on(version))
     }
 
     async fn replace_payment_keys(&self, replacements: &[Replacement]) -> Result<u64, StoreError> {
-        self.sql().replace_payment_keys(replacements).await
+        on!(self, background, |sql| sql.replace_payment_keys(replacements))
     }
 
     async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
-        self.sql().insert_user(user, now_ms).await
+        on!(self, write, |sql| sql.insert_user(user, now_ms))
     }
 
     async fn set_password_hash(
@@ -360,12 +385,11 @@ sql_bounds! {
         password_hash: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        self.sql()
-            .set_password_hash(username, password_hash, now_ms)
-            .await
+        on!(self, write, |sql| sql.set_password_hash(username, password_hash, now_ms)
+            )
     }
 
     async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
-        self.sql().user_by_name(username).await
+        on!(self, read, |sql| sql.user_by_name(username))
     }
 }

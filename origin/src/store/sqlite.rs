@@ -11,6 +11,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::Sqlite;
 
 use super::checkpoint::Checkpoints;
+use super::group_commit::GroupCommit;
 use super::payments::{HOLDS_A_UNIT, PAYMENT_COLUMNS};
 use super::sql::{unique_violation_as, Sql};
 use super::sql_store::{Dialect, SqlStore};
@@ -20,6 +21,7 @@ use crate::crypto::{FieldCipher, PAYMENT_KEY};
 /// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
 /// within the acquire timeout given to [`SqliteStore::open`], a lock within this.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
+/// The readers' connections; the writer has one more of its own.
 const MAX_CONNECTIONS: u32 = 8;
 /// WAL pages past which a commit checkpoints by itself (SQLite's default is 1,000).
 const AUTOCHECKPOINT_BACKSTOP: &str = "10000";
@@ -51,13 +53,20 @@ impl SqliteStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(acquire_timeout)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
+        // Every write runs on this one connection, in turn (`group_commit.rs`).
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(acquire_timeout)
+            .connect_with(options)
+            .await?;
         let checkpoints = Some(Arc::new(Checkpoints::start(pool.clone())));
         Ok(Self {
             pool,
             cipher,
+            writer: Some(Arc::new(GroupCommit::start(writer))),
             checkpoints,
         })
     }
@@ -77,12 +86,15 @@ impl Dialect for Sqlite {
         None
     }
 
-    async fn insert_pending(store: &Sql<'_, Self>, new: NewPayment) -> Result<Payment, StoreError> {
+    async fn insert_pending(
+        store: &mut Sql<'_, Self>,
+        new: NewPayment,
+    ) -> Result<Payment, StoreError> {
         if let Some(event_id) = &new.event_id {
             let price: Option<i64> =
                 sqlx::query_scalar("SELECT amount FROM events WHERE event_id = ?")
                     .bind(event_id)
-                    .fetch_optional(store.pool)
+                    .fetch_optional(&mut *store.conn)
                     .await?;
             match price {
                 None => return Err(StoreError::UnknownEvent),
@@ -119,14 +131,14 @@ impl Dialect for Sqlite {
             .bind(&new.event_id)
             .bind(&new.event_id)
             .bind(&new.event_id)
-            .fetch_all(store.pool)
+            .fetch_all(&mut *store.conn)
             .await
             .map_err(|err| unique_violation_as(err, StoreError::DuplicateOrder))?;
         store.payment_from_row(row.first().ok_or(StoreError::SoldOut)?)
     }
 
     async fn upsert_event(
-        store: &Sql<'_, Self>,
+        store: &mut Sql<'_, Self>,
         event: &EventSpec,
         now_ms: i64,
     ) -> Result<EventView, StoreError> {
@@ -142,7 +154,7 @@ impl Dialect for Sqlite {
             .bind(event.stock)
             .bind(event.amount)
             .bind(now_ms)
-            .execute(store.pool)
+            .execute(&mut *store.conn)
             .await?;
         let view = store
             .event(&event.event_id)

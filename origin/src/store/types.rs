@@ -317,6 +317,10 @@ pub enum StoreError {
     Busy,
     #[error("database: {0}")]
     Database(sqlx::Error),
+    /// A write ran, but the batch it joined did not commit (SQLite's one writer,
+    /// `group_commit.rs`), or the store closed before the commit was known.
+    #[error("database: the write did not commit: {0}")]
+    NotCommitted(String),
 }
 
 impl From<sqlx::Error> for StoreError {

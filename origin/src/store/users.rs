@@ -6,7 +6,7 @@ use super::sql::{sql_bounds, unique_violation_as, Written as _};
 use super::{StoreError, User};
 
 sql_bounds! {
-    pub(super) async fn insert_user(&self, user: &User, now_ms: i64) -> Result<(), StoreError> {
+    pub(super) async fn insert_user(&mut self, user: &User, now_ms: i64) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO users (id, username, password_hash, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $4)",
@@ -15,14 +15,14 @@ sql_bounds! {
         .bind(user.username.as_str())
         .bind(user.password_hash.as_str())
         .bind(now_ms)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await
         .map_err(|err| unique_violation_as(err, StoreError::DuplicateUser))?;
         Ok(())
     }
 
     pub(super) async fn set_password_hash(
-        &self,
+        &mut self,
         username: &str,
         password_hash: &str,
         now_ms: i64,
@@ -33,15 +33,15 @@ sql_bounds! {
         .bind(password_hash)
         .bind(now_ms)
         .bind(username)
-        .execute(self.pool)
+        .execute(&mut *self.conn)
         .await?;
         Ok(done.rows() == 1)
     }
 
-    pub(super) async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
+    pub(super) async fn user_by_name(&mut self, username: &str) -> Result<Option<User>, StoreError> {
         let row = sqlx::query("SELECT id, username, password_hash FROM users WHERE username = $1")
             .bind(username)
-            .fetch_optional(self.pool)
+            .fetch_optional(&mut *self.conn)
             .await?;
         row.map(|row| {
             Ok(User {

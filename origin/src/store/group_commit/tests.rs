@@ -1,0 +1,239 @@
+//! The writer's promises on a real SQLite store: writes run in the order they asked, a
+//! request's waits behind at most one of the background's, the writes in line together
+//! share one commit and a failed one spoils none, and a writer is answered only once
+//! its batch has committed — one dropped in line never writes, one whose batch never
+//! commits is never answered with success.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::ConnectOptions as _;
+use tokio::task::JoinHandle;
+
+use crate::store::sqlite::{in_folder, SqliteStore};
+use crate::store::{Store as _, StoreError, User};
+
+const WRITERS: i64 = 40;
+
+async fn store(dir: &tempfile::TempDir) -> (Arc<SqliteStore>, String) {
+    let (store, file) = in_folder(dir, "group-commit.sqlite3", Duration::from_secs(5)).await;
+    (Arc::new(store), file.display().to_string())
+}
+
+fn user(n: i64) -> User {
+    User {
+        id: format!("id-{n}"),
+        username: format!("user-{n}"),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+    }
+}
+
+/// Inserts user `n` at time `n`, on a task of its own.
+fn insert(store: &Arc<SqliteStore>, n: i64) -> JoinHandle<Result<(), StoreError>> {
+    let store = store.clone();
+    tokio::spawn(async move { store.insert_user(&user(n), n).await })
+}
+
+/// The `created_at` of every user committed, in the order the rows were written, read
+/// on a connection of its own.
+async fn written_order(file: &str) -> Vec<i64> {
+    let mut db = SqliteConnectOptions::new()
+        .filename(file)
+        .connect()
+        .await
+        .expect("the database");
+    sqlx::query_scalar("SELECT created_at FROM users ORDER BY rowid")
+        .fetch_all(&mut db)
+        .await
+        .expect("the users")
+}
+
+/// Lets the spawned tasks run until each waits for something.
+async fn settle_tasks() {
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+}
+
+fn writer(store: &SqliteStore) -> &super::GroupCommit<sqlx::Sqlite> {
+    store.writer.as_deref().expect("SQLite has a writer")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn writers_commit_one_at_a_time_in_the_order_they_asked() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let (store, file) = store(&dir).await;
+    // Spawned in order on one thread, each reaches its turn in that order.
+    let writers: Vec<_> = (0..WRITERS).map(|n| insert(&store, n)).collect();
+    for writer in writers {
+        writer.await.expect("the task").expect("the write");
+    }
+    assert_eq!(written_order(&file).await, (0..WRITERS).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_writer_is_answered_only_after_its_commit_and_one_dropped_in_line_never_writes() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let (store, file) = store(&dir).await;
+    let ahead = writer(&store).hold().await;
+    let waiting = insert(&store, 1);
+    let dropped = insert(&store, 2);
+    // Reads do not wait for the turn.
+    let read = tokio::time::timeout(Duration::from_secs(5), store.user_by_name("user-1")).await;
+    assert!(matches!(read, Ok(Ok(None))), "{read:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiting.is_finished(), "answered before its turn came");
+    assert!(
+        written_order(&file).await.is_empty(),
+        "written before its turn"
+    );
+    dropped.abort();
+    assert!(dropped.await.is_err_and(|err| err.is_cancelled()));
+    drop(ahead);
+    waiting.await.expect("the task").expect("the write");
+    assert_eq!(
+        written_order(&file).await,
+        vec![1],
+        "the dropped writer wrote nothing"
+    );
+    assert!(store
+        .user_by_name("user-2")
+        .await
+        .expect("a read")
+        .is_none());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_request_waits_behind_at_most_one_background_write() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let (store, file) = store(&dir).await;
+    let done = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let finished = |name: String| {
+        let done = done.clone();
+        move || done.lock().expect("the list").push(name)
+    };
+    let ahead = writer(&store).hold().await;
+    let mut writers = Vec::new();
+    for n in 0..3 {
+        let (store, finished) = (store.clone(), finished(format!("background {n}")));
+        writers.push(tokio::spawn(async move {
+            store.purge_edge_nonces(n).await.map(|_| finished())
+        }));
+        tokio::task::yield_now().await;
+    }
+    let (request, finished_request) = (store.clone(), finished("request".into()));
+    writers.push(tokio::spawn(async move {
+        request
+            .insert_user(&user(1), 1)
+            .await
+            .map(|()| finished_request())
+    }));
+    tokio::task::yield_now().await;
+    drop(ahead);
+    for writer in writers {
+        writer.await.expect("the task").expect("the write");
+    }
+    assert_eq!(
+        *done.lock().expect("the list"),
+        ["background 0", "request", "background 1", "background 2"],
+        "the request went behind the one background write in line, not all three"
+    );
+    assert_eq!(written_order(&file).await, vec![1]);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn writes_in_line_together_share_one_commit_and_a_failed_one_spoils_none() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let (store, file) = store(&dir).await;
+    store.insert_user(&user(0), 0).await.expect("user 0");
+    let ahead = writer(&store).hold().await;
+    let first = insert(&store, 1);
+    let duplicate = insert(&store, 0);
+    let second = insert(&store, 2);
+    let sees_first = tokio::spawn({
+        let store = store.clone();
+        async move { store.set_password_hash("user-1", "$argon2id$new", 3).await }
+    });
+    settle_tasks().await;
+    // Given up and taken again: the turn comes back here after the four writes in line,
+    // before the committer, which is woken only once the first of them is done.
+    drop(ahead);
+    let batch = writer(&store).hold().await;
+    assert!(batch.open.is_some(), "the four writes left one batch open");
+    settle_tasks().await;
+    assert!(
+        duplicate.is_finished(),
+        "the failed write is answered at once"
+    );
+    for waiting in [&first, &second] {
+        assert!(!waiting.is_finished(), "answered before the commit");
+    }
+    assert!(!sees_first.is_finished(), "answered before the commit");
+    assert_eq!(
+        written_order(&file).await,
+        vec![0],
+        "nothing of the batch is visible before its commit"
+    );
+    drop(batch);
+    first.await.expect("the task").expect("the first write");
+    second.await.expect("the task").expect("the second write");
+    let failed = duplicate.await.expect("the task");
+    assert!(
+        matches!(failed, Err(StoreError::DuplicateUser)),
+        "{failed:?}"
+    );
+    let updated = sees_first.await.expect("the task");
+    assert!(
+        matches!(updated, Ok(true)),
+        "a write sees the batch's earlier writes: {updated:?}"
+    );
+    assert_eq!(written_order(&file).await, vec![0, 1, 2]);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_batch_that_never_commits_answers_none_of_its_writers_with_success() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let (store, file) = store(&dir).await;
+    let ahead = writer(&store).hold().await;
+    let lost = insert(&store, 1);
+    settle_tasks().await;
+    drop(ahead);
+    let mut batch = writer(&store).hold().await;
+    // What a crash does to a batch written but not committed: it is rolled back.
+    let open = batch.open.take();
+    assert!(open.is_some(), "the write waits in an open batch");
+    drop(open);
+    drop(batch);
+    let answer = lost.await.expect("the task");
+    assert!(
+        matches!(answer, Err(StoreError::NotCommitted(_))),
+        "{answer:?}"
+    );
+    assert!(written_order(&file).await.is_empty());
+    insert(&store, 2)
+        .await
+        .expect("the task")
+        .expect("the next write opens a batch of its own");
+    assert_eq!(written_order(&file).await, vec![2]);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_writer_dropped_while_it_waits_for_the_commit_is_committed_with_its_batch() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let (store, file) = store(&dir).await;
+    let ahead = writer(&store).hold().await;
+    let gone = insert(&store, 1);
+    settle_tasks().await;
+    drop(ahead);
+    let batch = writer(&store).hold().await;
+    gone.abort();
+    assert!(gone.await.is_err_and(|err| err.is_cancelled()));
+    drop(batch);
+    insert(&store, 2).await.expect("the task").expect("a write");
+    assert_eq!(
+        written_order(&file).await,
+        vec![1, 2],
+        "its write was done: it commits, unanswered, like an answer lost on the way"
+    );
+}
