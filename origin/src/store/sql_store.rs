@@ -51,8 +51,8 @@ impl<DB: Database> Clone for SqlStore<DB> {
 /// `on!(store, kind, |sql| body)`: runs the future `body` with `sql`, an [`Sql`] on a
 /// connection, and answers its output. A `read` runs on a connection of the pool; a
 /// `write` (a request's) or a `background` write (one of the process's loops) in its
-/// lane of the store's writer, inside a savepoint of the batch, answered once the
-/// batch has committed — or, on a store with no writer, as a read does.
+/// lane of the store's writer, in a batch, answered once the batch has committed — or,
+/// on a store with no writer, as a read does.
 macro_rules! on {
     ($store:ident, read, |$sql:ident| $body:expr) => {{
         let mut conn = $store.pool.acquire().await?;
@@ -70,12 +70,12 @@ macro_rules! on {
             Some(writer) => {
                 let mut turn = writer.turn($lane).await;
                 let written = {
-                    let mut savepoint = turn.savepoint().await?;
+                    let mut place = turn.place().await?;
                     let written = {
-                        let mut $sql = $crate::store::sql::Sql::on(&mut *savepoint, &$store.cipher);
+                        let mut $sql = $crate::store::sql::Sql::on(&mut *place, &$store.cipher);
                         $body.await
                     };
-                    $crate::store::group_commit::settle(savepoint, written).await
+                    place.settle(written).await
                 };
                 turn.committed(written).await
             }

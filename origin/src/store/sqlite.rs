@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use sqlx::Sqlite;
+use sqlx::{ConnectOptions as _, Sqlite};
 
 use super::checkpoint::Checkpoints;
 use super::group_commit::GroupCommit;
@@ -57,11 +57,7 @@ impl SqliteStore {
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
         // Every write runs on this one connection, in turn (`group_commit.rs`).
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(acquire_timeout)
-            .connect_with(options)
-            .await?;
+        let writer = options.connect().await?;
         let checkpoints = Some(Arc::new(Checkpoints::start(pool.clone())));
         Ok(Self {
             pool,

@@ -107,39 +107,33 @@ async fn a_writer_is_answered_only_after_its_commit_and_one_dropped_in_line_neve
 #[tokio::test(flavor = "current_thread")]
 async fn a_request_waits_behind_at_most_one_background_write() {
     let dir = tempfile::tempdir().expect("a folder");
-    let (store, file) = store(&dir).await;
-    let done = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let finished = |name: String| {
-        let done = done.clone();
-        move || done.lock().expect("the list").push(name)
-    };
+    let (store, _) = store(&dir).await;
     let ahead = writer(&store).hold().await;
-    let mut writers = Vec::new();
-    for n in 0..3 {
-        let (store, finished) = (store.clone(), finished(format!("background {n}")));
-        writers.push(tokio::spawn(async move {
-            store.purge_edge_nonces(n).await.map(|_| finished())
-        }));
-        tokio::task::yield_now().await;
-    }
-    let (request, finished_request) = (store.clone(), finished("request".into()));
-    writers.push(tokio::spawn(async move {
-        request
-            .insert_user(&user(1), 1)
-            .await
-            .map(|()| finished_request())
-    }));
-    tokio::task::yield_now().await;
+    // Three purges in the background lane, then a request's nonce, stale for each of
+    // them: what each purge removes tells where the request's write went.
+    let purges: Vec<_> = (0..3)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.purge_edge_nonces(10).await })
+        })
+        .collect();
+    settle_tasks().await;
+    let request = tokio::spawn({
+        let store = store.clone();
+        async move { store.first_use_of_nonce("request", 5).await }
+    });
+    settle_tasks().await;
     drop(ahead);
-    for writer in writers {
-        writer.await.expect("the task").expect("the write");
+    assert!(matches!(request.await.expect("the task"), Ok(true)));
+    let mut removed = Vec::new();
+    for purge in purges {
+        removed.push(purge.await.expect("the task").expect("the purge"));
     }
     assert_eq!(
-        *done.lock().expect("the list"),
-        ["background 0", "request", "background 1", "background 2"],
+        removed,
+        [0, 1, 0],
         "the request went behind the one background write in line, not all three"
     );
-    assert_eq!(written_order(&file).await, vec![1]);
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -160,7 +154,7 @@ async fn writes_in_line_together_share_one_commit_and_a_failed_one_spoils_none()
     // before the committer, which is woken only once the first of them is done.
     drop(ahead);
     let batch = writer(&store).hold().await;
-    assert!(batch.open.is_some(), "the four writes left one batch open");
+    assert!(batch.is_open(), "the four writes left one batch open");
     settle_tasks().await;
     assert!(
         duplicate.is_finished(),
@@ -201,9 +195,8 @@ async fn a_batch_that_never_commits_answers_none_of_its_writers_with_success() {
     drop(ahead);
     let mut batch = writer(&store).hold().await;
     // What a crash does to a batch written but not committed: it is rolled back.
-    let open = batch.open.take();
-    assert!(open.is_some(), "the write waits in an open batch");
-    drop(open);
+    assert!(batch.is_open(), "the write waits in an open batch");
+    batch.roll_back();
     drop(batch);
     let answer = lost.await.expect("the task");
     assert!(
