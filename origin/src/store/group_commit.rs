@@ -18,13 +18,17 @@
 //! pass's commit and then its own: it joins the pass's batch.
 //!
 //! **Nothing acknowledged that was not committed.** A writer is answered once its
-//! batch has committed, and with the commit's error if it did not. One dropped while
-//! it waits in line never began; one dropped half-way is rolled back (to its
-//! savepoint, or with the batch it was alone in); one dropped while it waits for the
-//! commit is committed with its batch,
-//! unanswered, as if its answer were lost on the way. A batch whose commit never comes
-//! (the process killed, the store dropped) is rolled back whole, and none of its
-//! writers was answered.
+//! batch has committed — a write that failed beside others too, since what it found
+//! may be theirs —, and with the commit's error if it did not. One dropped while it
+//! waits in line never began; one dropped half-way is rolled back (to its savepoint,
+//! or with the batch it was alone in); one dropped once its savepoint is released is
+//! committed with its batch, unanswered, as if its answer were lost on the way. A
+//! batch whose commit never comes (the process killed, the store dropped) is rolled
+//! back whole, and none of its writers was answered. The writer's connection is
+//! watched for falling out of step with its transaction (`group_commit/batch.rs`).
+//!
+//! A writer waits for its turn no longer than the store's acquire timeout (then it is
+//! `Busy`, as a read that finds no connection free).
 //!
 //! **Two lanes.** The process's own loops — the outbox's passes, recovery, settlement,
 //! the purges, the key rotation — write in the background lane: they first take turns
@@ -38,12 +42,16 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
-use sqlx::{Connection as _, Database, Transaction, TransactionManager as _};
+use sqlx::{Connection, Database, Transaction};
 use tokio::sync::{watch, Mutex, MutexGuard, Notify};
 use tokio::task::JoinHandle;
 
 use super::StoreError;
+use batch::{Batch, Outcome};
+
+mod batch;
 
 /// Whose write it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,127 +67,78 @@ pub struct GroupCommit<DB: Database> {
     /// The turn to write, held by one writer at a time, waited for in line; it guards
     /// the writer's connection and the batch open on it.
     turn: Arc<Mutex<Batch<DB>>>,
-    /// How many wait for the turn (the committer too).
-    in_line: Arc<AtomicUsize>,
+    /// How many writers wait for the turn.
+    writers_in_line: AtomicUsize,
     /// What a background writer holds before it waits for the turn.
     background: Mutex<()>,
+    /// The longest a writer waits for its turn.
+    wait: Duration,
     /// Wakes the committer: a batch was left open for it.
     left_open: Arc<Notify>,
     committer: JoinHandle<()>,
 }
 
-/// The writer's connection, and the batch open on it, if any. The batch's transaction
-/// is begun and ended through sqlx's transaction manager, the one its `Transaction`
-/// uses, so that a write's savepoints nest inside it: a `Transaction` of sqlx can own
-/// only a pooled connection, which it would hand back to its pool after each commit (a
-/// task and a ping) for the next batch to take again.
-pub(super) struct Batch<DB: Database> {
-    connection: DB::Connection,
-    open: Option<Open>,
-}
-
-/// A batch's commit under way. As with sqlx's `Transaction`, one that failed, or was
-/// dropped before it was known, is followed by a rollback — which the connection skips
-/// if the commit did go through.
-struct Ending<'c, DB: Database> {
-    connection: &'c mut DB::Connection,
-    known: bool,
-}
-
-impl<DB: Database> Drop for Ending<'_, DB> {
-    fn drop(&mut self) {
-        if !self.known {
-            DB::TransactionManager::start_rollback(self.connection);
-        }
-    }
-}
-
-/// A batch: how many writes it holds, and where its writers learn how its commit
-/// ended.
-struct Open {
-    writes: usize,
-    committed: watch::Sender<Option<Result<(), String>>>,
-}
-
-impl<DB: Database> Batch<DB> {
-    /// Whether a batch is open.
-    #[cfg(test)]
-    pub(super) fn is_open(&self) -> bool {
-        self.open.is_some()
-    }
-
-    /// Commits the open batch, if any, and tells its writers how that went.
-    async fn commit(&mut self) -> Result<(), StoreError> {
-        let Some(open) = self.open.take() else {
-            return Ok(());
-        };
-        let mut ending = Ending::<DB> {
-            connection: &mut self.connection,
-            known: false,
-        };
-        let outcome = DB::TransactionManager::commit(ending.connection).await;
-        ending.known = outcome.is_ok();
-        drop(ending);
-        let outcome = outcome.map_err(|err| err.to_string());
-        if let Err(err) = &outcome {
-            tracing::error!(error = %err, "SQLite: a batch of writes did not commit; its writers are answered with the error");
-        }
-        open.committed.send_replace(Some(outcome.clone()));
-        outcome.map_err(StoreError::NotCommitted)
-    }
-
-    /// Rolls the open batch back, if any: what a crash does to a batch not committed.
-    pub(super) fn roll_back(&mut self) {
-        if self.open.take().is_some() {
-            DB::TransactionManager::start_rollback(&mut self.connection);
-        }
-    }
-}
-
 impl<DB: Database> GroupCommit<DB> {
-    /// The writer on `connection`, which nothing else writes through; its committer
-    /// runs until this is dropped.
-    pub fn start(connection: DB::Connection) -> Self {
-        let turn = Arc::new(Mutex::new(Batch {
-            connection,
-            open: None,
-        }));
-        let in_line = Arc::new(AtomicUsize::new(0));
+    /// The writer on `connection` (opened again with `options` should it be closed),
+    /// which nothing else writes through; a writer waits at most `wait` for its turn.
+    /// Its committer runs until this is dropped.
+    pub fn start(
+        connection: DB::Connection,
+        options: <DB::Connection as Connection>::Options,
+        wait: Duration,
+    ) -> Self {
+        let turn = Arc::new(Mutex::new(Batch::new(connection, options)));
         let left_open = Arc::new(Notify::new());
-        let committer = tokio::spawn(commit_batches(
-            Arc::downgrade(&turn),
-            in_line.clone(),
-            left_open.clone(),
-        ));
+        let committer = tokio::spawn(commit_batches(Arc::downgrade(&turn), left_open.clone()));
         Self {
             turn,
-            in_line,
+            writers_in_line: AtomicUsize::new(0),
             background: Mutex::new(()),
+            wait,
             left_open,
             committer,
         }
     }
 
-    /// Waits in `lane` for the turn to write.
-    pub async fn turn(&self, lane: Lane) -> Turn<'_, DB> {
-        let lane = match lane {
-            Lane::Request => None,
-            Lane::Background => Some(self.background.lock().await),
+    /// Waits in `lane` for the turn to write; `Busy` past the wait.
+    pub async fn turn(&self, lane: Lane) -> Result<Turn<'_, DB>, StoreError> {
+        let in_turn = async {
+            let lane = match lane {
+                Lane::Request => None,
+                Lane::Background => Some(self.background.lock().await),
+            };
+            (self.wait_in_line().await, lane)
         };
-        Turn {
-            batch: in_line(&self.turn, &self.in_line).await,
-            in_line: &self.in_line,
+        let (batch, lane) = tokio::time::timeout(self.wait, in_turn)
+            .await
+            .map_err(|_| StoreError::Busy)?;
+        Ok(Turn {
+            batch,
+            writers_in_line: &self.writers_in_line,
             left_open: &self.left_open,
-            alone: None,
+            written: None,
             _lane: lane,
-        }
+        })
     }
 
-    /// The turn itself, for the tests: held, it keeps writers in line and the batch
-    /// from its commit.
+    /// Waits for the turn, counted in line meanwhile.
+    async fn wait_in_line(&self) -> MutexGuard<'_, Batch<DB>> {
+        struct InLine<'a>(&'a AtomicUsize);
+        impl Drop for InLine<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        self.writers_in_line.fetch_add(1, Ordering::AcqRel);
+        let _in_line = InLine(&self.writers_in_line);
+        self.turn.lock().await
+    }
+
+    /// The turn itself, for the tests: held, it keeps writers in line (as a writer
+    /// would) and the batch from its commit.
     #[cfg(test)]
     pub(super) async fn hold(&self) -> MutexGuard<'_, Batch<DB>> {
-        in_line(&self.turn, &self.in_line).await
+        self.wait_in_line().await
     }
 }
 
@@ -189,32 +148,23 @@ impl<DB: Database> Drop for GroupCommit<DB> {
     }
 }
 
-/// Waits for `turn`, counted `in_line` meanwhile.
-async fn in_line<'a, DB: Database>(
-    turn: &'a Mutex<Batch<DB>>,
-    in_line: &AtomicUsize,
-) -> MutexGuard<'a, Batch<DB>> {
-    struct Waiting<'a>(&'a AtomicUsize);
-    impl Drop for Waiting<'_> {
-        fn drop(&mut self) {
-            self.0.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-    in_line.fetch_add(1, Ordering::AcqRel);
-    let _waiting = Waiting(in_line);
-    turn.lock().await
-}
-
 /// A writer's turn. It is given up before the background lane, so the next background
 /// writer queues only once it is over.
 pub struct Turn<'a, DB: Database> {
     batch: MutexGuard<'a, Batch<DB>>,
-    in_line: &'a AtomicUsize,
+    writers_in_line: &'a AtomicUsize,
     left_open: &'a Notify,
-    /// Whether this write opened the batch and runs in it without a savepoint: until it
-    /// has succeeded, the batch holds nothing else and is rolled back with it.
-    alone: Option<bool>,
+    /// The batch this turn's write went into, once it has.
+    written: Option<Written>,
     _lane: Option<MutexGuard<'a, ()>>,
+}
+
+/// Where a write went.
+struct Written {
+    /// It opened the batch, and writes in it without a savepoint: until it has
+    /// succeeded, the batch holds nothing else, and is rolled back with it.
+    alone: bool,
+    committed: watch::Receiver<Outcome>,
 }
 
 /// Where one write runs: in the transaction it opened, alone, or in a savepoint of a
@@ -246,7 +196,9 @@ impl<DB: Database> DerefMut for Place<'_, DB> {
 
 impl<DB: Database> Place<'_, DB> {
     /// A write that ran here, kept if it succeeded; in a savepoint, undone if not (a
-    /// write alone is undone with its batch, by [`Turn::committed`]).
+    /// write alone is undone with its batch, by [`Turn::committed`]). A savepoint
+    /// that cannot be undone leaves the connection out of step: the batch's commit
+    /// finds it so, and fails.
     pub async fn settle<T>(self, written: Result<T, StoreError>) -> Result<T, StoreError> {
         match (self, written) {
             (Place::Alone(_), written) => written,
@@ -255,7 +207,9 @@ impl<DB: Database> Place<'_, DB> {
                 Ok(value)
             }
             (Place::Joined(savepoint), Err(err)) => {
-                savepoint.rollback().await?;
+                if let Err(rollback) = savepoint.rollback().await {
+                    tracing::error!(error = %rollback, "SQLite: a failed write's savepoint was not rolled back");
+                }
                 Err(err)
             }
         }
@@ -263,61 +217,68 @@ impl<DB: Database> Place<'_, DB> {
 }
 
 impl<DB: Database> Turn<'_, DB> {
-    /// Where this turn's write runs: a new batch, opened here, or a savepoint in the
-    /// batch left open by the writers before.
+    /// Where this turn's write runs: a savepoint in the batch left open by the writers
+    /// before, or else a new batch, opened here.
     pub async fn place(&mut self) -> Result<Place<'_, DB>, StoreError> {
-        let batch = &mut *self.batch;
-        match &mut batch.open {
-            Some(open) => {
-                self.alone = Some(false);
-                open.writes += 1;
-                Ok(Place::Joined(batch.connection.begin().await?))
-            }
-            None => {
-                self.alone = Some(true);
-                DB::TransactionManager::begin(&mut batch.connection, None).await?;
-                batch.open = Some(Open {
-                    writes: 1,
-                    committed: watch::Sender::new(None),
-                });
-                Ok(Place::Alone(&mut batch.connection))
-            }
+        let Self { batch, written, .. } = self;
+        if batch.is_open() {
+            let (savepoint, committed) = batch.join().await?;
+            *written = Some(Written {
+                alone: false,
+                committed,
+            });
+            Ok(Place::Joined(savepoint))
+        } else {
+            let (connection, committed) = batch.open().await?;
+            *written = Some(Written {
+                alone: true,
+                committed,
+            });
+            Ok(Place::Alone(connection))
         }
     }
 
     /// Gives up the turn, and answers with `written` once it is committed: at once for
-    /// a write that failed (it left nothing); here, for a write alone in its batch with
-    /// no one in line; else by the committer, with the writers in line behind.
+    /// a write alone in its batch — committed here if it succeeded and no writer is in
+    /// line, rolled back if it failed —, else once the committer has committed the
+    /// batch with the writers in line behind.
     pub async fn committed<T>(mut self, written: Result<T, StoreError>) -> Result<T, StoreError> {
-        let alone = self.alone.take();
-        let value = match written {
-            Ok(value) => value,
-            Err(err) => {
-                if alone == Some(true) {
-                    self.batch.roll_back();
-                } else if let Some(open) = &mut self.batch.open {
-                    open.writes -= 1;
+        let Some(Written { alone, committed }) = self.written.take() else {
+            return written;
+        };
+        if alone {
+            match written {
+                Err(err) => {
+                    self.batch.roll_back().await;
+                    return Err(err);
                 }
-                return Err(err);
+                Ok(value) if self.writers_in_line.load(Ordering::Acquire) == 0 => {
+                    self.batch.commit().await?;
+                    return Ok(value);
+                }
+                Ok(value) => return self.leave_open(Ok(value), committed).await,
             }
-        };
-        let Some(open) = &self.batch.open else {
-            return Err(StoreError::NotCommitted("no batch was open".into()));
-        };
-        if open.writes == 1 && self.in_line.load(Ordering::Acquire) == 0 {
-            self.batch.commit().await?;
-            return Ok(value);
         }
-        let mut committed = open.committed.subscribe();
+        self.leave_open(written, committed).await
+    }
+
+    /// Gives up the turn with the batch open for the writers in line and the
+    /// committer, and answers with `written` once the batch has committed.
+    async fn leave_open<T>(
+        self,
+        written: Result<T, StoreError>,
+        mut committed: watch::Receiver<Outcome>,
+    ) -> Result<T, StoreError> {
         self.left_open.notify_one();
         drop(self);
-        let closed = || StoreError::NotCommitted("the store closed before the commit".into());
+        let closed =
+            || StoreError::NotCommitted("the store closed before its commit was known".into());
         let outcome = committed
             .wait_for(Option::is_some)
             .await
             .map_err(|_| closed())?;
         match &*outcome {
-            Some(Ok(())) => Ok(value),
+            Some(Ok(())) => written,
             Some(Err(err)) => Err(StoreError::NotCommitted(err.clone())),
             None => Err(closed()),
         }
@@ -325,36 +286,25 @@ impl<DB: Database> Turn<'_, DB> {
 }
 
 impl<DB: Database> Drop for Turn<'_, DB> {
-    /// A writer dropped half-way: alone, its batch goes with it (rolled back); in a
-    /// savepoint, the savepoint already has been, and the batch waits for its commit.
+    /// A writer alone in its batch dropped half-way: the batch goes with it. (One in a
+    /// savepoint has had it rolled back already, and the batch waits for its commit.)
     fn drop(&mut self) {
-        match self.alone {
-            Some(true) => self.batch.roll_back(),
-            Some(false) => {
-                if let Some(open) = &mut self.batch.open {
-                    open.writes -= 1;
-                }
-                self.left_open.notify_one();
-            }
-            None => {}
+        if self.written.as_ref().is_some_and(|written| written.alone) {
+            self.batch.start_roll_back();
         }
     }
 }
 
 /// The committer: woken by a batch left open, it takes its turn behind the writers
 /// already in line, and commits the batch.
-async fn commit_batches<DB: Database>(
-    turn: Weak<Mutex<Batch<DB>>>,
-    waiting: Arc<AtomicUsize>,
-    left_open: Arc<Notify>,
-) {
+async fn commit_batches<DB: Database>(turn: Weak<Mutex<Batch<DB>>>, left_open: Arc<Notify>) {
     loop {
         left_open.notified().await;
         let Some(turn) = turn.upgrade() else {
             return;
         };
         // Its writers hear of a failure; the next batch begins afresh.
-        let _ = in_line(&turn, &waiting).await.commit().await;
+        let _ = turn.lock().await.commit().await;
     }
 }
 

@@ -23,7 +23,7 @@ sql_bounds! {
         .execute(&mut *self.conn)
         .await?;
         // Of concurrent inserts of one key exactly one inserts: on PostgreSQL the others
-        // wait for it to commit, on SQLite for the write lock, and then do nothing.
+        // wait for it to commit, on SQLite their turn behind it, and then do nothing.
         let inserted = sqlx::query(
             "INSERT INTO idempotency_keys (user_id, idempotency_key, request_hash, state, \
              locked_until, created_at) VALUES ($1, $2, $3, 'IN_FLIGHT', $4, $5) \

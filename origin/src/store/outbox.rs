@@ -4,8 +4,9 @@
 //! backlog for operators, the dead letters sent again, and the events paged through by
 //! position.
 //!
-//! **The published order.** An event's `position` is given once it is committed, by one
-//! publisher at a time ([`Dialect::PUBLISH_LOCK`]), in id order: a reader paging by
+//! **The published order.** An event's `position` is given once it is committed — on
+//! SQLite perhaps in the very batch that commits it, written after it by the one
+//! writer —, by one publisher at a time ([`Dialect::PUBLISH_LOCK`]), in id order: a reader paging by
 //! position never skips an event committed after one it has read. Within an order, ids
 //! already follow the commits — the payment's row lock makes a change wait for the one
 //! before it — so positions keep an order's events in the order they happened.

@@ -68,7 +68,7 @@ macro_rules! on {
     (@write $store:ident, $lane:expr, |$sql:ident| $body:expr) => {
         match &$store.writer {
             Some(writer) => {
-                let mut turn = writer.turn($lane).await;
+                let mut turn = writer.turn($lane).await?;
                 let written = {
                     let mut place = turn.place().await?;
                     let written = {

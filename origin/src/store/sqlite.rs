@@ -19,7 +19,8 @@ use super::{EventSpec, EventView, NewPayment, Payment, SharedBudget, StoreError}
 use crate::crypto::{FieldCipher, PAYMENT_KEY};
 
 /// Nothing waits on the database without a bound (`docs/design/guard.md`): a connection comes
-/// within the acquire timeout given to [`SqliteStore::open`], a lock within this.
+/// within the acquire timeout given to [`SqliteStore::open`], and so does the writer's
+/// turn (`group_commit.rs`); a lock within this.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
 /// The readers' connections; the writer has one more of its own.
 const MAX_CONNECTIONS: u32 = 8;
@@ -57,12 +58,12 @@ impl SqliteStore {
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
         // Every write runs on this one connection, in turn (`group_commit.rs`).
-        let writer = options.connect().await?;
+        let writer = GroupCommit::start(options.connect().await?, options, acquire_timeout);
         let checkpoints = Some(Arc::new(Checkpoints::start(pool.clone())));
         Ok(Self {
             pool,
             cipher,
-            writer: Some(Arc::new(GroupCommit::start(writer))),
+            writer: Some(Arc::new(writer)),
             checkpoints,
         })
     }
