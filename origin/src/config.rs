@@ -48,8 +48,8 @@ pub struct OriginConfig {
     /// The PG guard: `GATEWAY_TIMEOUT_MS`, `BULKHEAD_MAX_CONCURRENT`, `BREAKER_*`,
     /// `LIMITER`, `LIMITER_RATE`.
     pub guard: GuardConfig,
-    /// `DB_ACQUIRE_TIMEOUT_MS`: the longest wait for a database connection before a
-    /// request is answered 503 `BUSY`.
+    /// `DB_ACQUIRE_TIMEOUT_MS`: the longest wait for a database connection — on SQLite,
+    /// for a write, the writer's turn — before a request is answered 503 `BUSY`.
     pub db_acquire_timeout: Duration,
     /// `ORIGIN_MAX_CONCURRENT_REQUESTS`: API requests handled at once; the excess is
     /// answered 503 `BUSY` at once.

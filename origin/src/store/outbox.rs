@@ -6,10 +6,11 @@
 //!
 //! **The published order.** An event's `position` is given once it is committed — on
 //! SQLite perhaps in the very batch that commits it, written after it by the one
-//! writer —, by one publisher at a time ([`Dialect::PUBLISH_LOCK`]), in id order: a reader paging by
-//! position never skips an event committed after one it has read. Within an order, ids
-//! already follow the commits — the payment's row lock makes a change wait for the one
-//! before it — so positions keep an order's events in the order they happened.
+//! writer —, by one publisher at a time ([`Dialect::PUBLISH_LOCK`]), in id order: a
+//! reader paging by position never skips an event committed after one it has read.
+//! Within an order, ids already follow the commits — the payment's row lock makes a
+//! change wait for the one before it — so positions keep an order's events in the
+//! order they happened.
 //!
 //! **In order per order.** Only the head of an order's line is ever claimed: an event
 //! whose order has an earlier event not yet delivered waits — behind a dead letter too,

@@ -167,8 +167,7 @@ sql_bounds! {
         key: &str,
         response: &StoredResponse,
     ) -> Result<(), StoreError> {
-        on!(self, write, |sql| sql.finish_idempotency_key(user_id, key, response)
-            )
+        on!(self, write, |sql| sql.finish_idempotency_key(user_id, key, response))
     }
 
     async fn release_idempotency_key(&self, user_id: &str, key: &str) -> Result<(), StoreError> {
@@ -214,8 +213,7 @@ sql_bounds! {
         now_ms: i64,
         expected: Option<u64>,
     ) -> Result<rules::drop::RoomUpdate, StoreError> {
-        on!(self, write, |sql| sql.set_event_room(event_id, settings, state, now_ms, expected)
-            )
+        on!(self, write, |sql| sql.set_event_room(event_id, settings, state, now_ms, expected))
     }
 
     async fn set_breaker_control(
@@ -253,8 +251,10 @@ sql_bounds! {
         lease: Lease<'_>,
         limit: u32,
     ) -> Result<Vec<Payment>, StoreError> {
-        let mut claimed = on!(self, background, |sql| sql.claim_for_recovery(DB::CLAIM_LOCK, now_ms, pending_before_ms, lease, limit)
-            )?;
+        let lock = DB::CLAIM_LOCK;
+        let mut claimed = on!(self, background, |sql| {
+            sql.claim_for_recovery(lock, now_ms, pending_before_ms, lease, limit)
+        })?;
         // RETURNING keeps no order, on either database: oldest due first, as chosen.
         claimed.sort_by_key(|payment| (payment.recovery.next_attempt_at, payment.payment_id));
         Ok(claimed)
@@ -266,8 +266,7 @@ sql_bounds! {
         lease: Lease<'_>,
         now_ms: i64,
     ) -> Result<Vec<i64>, StoreError> {
-        on!(self, background, |sql| sql.renew_recovery_leases(payment_ids, lease, now_ms)
-            )
+        on!(self, background, |sql| sql.renew_recovery_leases(payment_ids, lease, now_ms))
     }
 
     async fn record_recovery(
@@ -277,8 +276,7 @@ sql_bounds! {
         lease_holder: &str,
         now_ms: i64,
     ) -> Result<Option<Payment>, StoreError> {
-        on!(self, background, |sql| sql.record_recovery(payment_id, decision, lease_holder, now_ms)
-            )
+        on!(self, background, |sql| sql.record_recovery(payment_id, decision, lease_holder, now_ms))
     }
 
     async fn upsert_event(&self, event: &EventSpec, now_ms: i64) -> Result<EventView, StoreError> {
@@ -299,8 +297,7 @@ sql_bounds! {
         next_attempt_at: i64,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        on!(self, background, |sql| sql.mark_refund_due(payment_id, next_attempt_at, now_ms)
-            )
+        on!(self, background, |sql| sql.mark_refund_due(payment_id, next_attempt_at, now_ms))
     }
 
     async fn record_refunded(
@@ -339,8 +336,7 @@ sql_bounds! {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<Item>, StoreError> {
-        on!(self, read, |sql| sql.reconciliation_items(status, after_id, limit)
-            )
+        on!(self, read, |sql| sql.reconciliation_items(status, after_id, limit))
     }
 
     async fn pending_reconciliation_items(&self) -> Result<u64, StoreError> {
@@ -353,8 +349,7 @@ sql_bounds! {
         note: &str,
         now_ms: i64,
     ) -> Result<Resolution, StoreError> {
-        on!(self, write, |sql| sql.resolve_reconciliation_item(id, note, now_ms)
-            )
+        on!(self, write, |sql| sql.resolve_reconciliation_item(id, note, now_ms))
     }
 
     async fn payment_keys_not_on(
@@ -363,8 +358,7 @@ sql_bounds! {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<StoredPaymentKey>, StoreError> {
-        on!(self, read, |sql| sql.payment_keys_not_on(version, after_id, limit)
-            )
+        on!(self, read, |sql| sql.payment_keys_not_on(version, after_id, limit))
     }
 
     async fn count_payment_keys_not_on(&self, version: u32) -> Result<u64, StoreError> {
@@ -385,8 +379,7 @@ sql_bounds! {
         password_hash: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        on!(self, write, |sql| sql.set_password_hash(username, password_hash, now_ms)
-            )
+        on!(self, write, |sql| sql.set_password_hash(username, password_hash, now_ms))
     }
 
     async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
