@@ -84,7 +84,6 @@ macro_rules! sql_bounds {
         where
             DB: sqlx::Database + sqlx::database::HasStatementCache,
             DB::QueryResult: crate::store::sql::Written,
-            for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
             for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
             for<'q> <DB as sqlx::Database>::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
             for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,

@@ -117,21 +117,11 @@ impl<DB: Database> Batch<DB> {
             return Ok(());
         };
         let outcome = match &mut self.connection {
-            Some(connection) => {
-                let mut ending = Ending::<DB> {
-                    connection,
-                    known: false,
-                };
-                let outcome = DB::TransactionManager::commit(ending.connection).await;
-                ending.known = outcome.is_ok();
-                let depth = DB::TransactionManager::get_transaction_depth(ending.connection);
-                drop(ending);
-                match outcome {
-                    Ok(()) if depth == 0 => Ok(()),
-                    Ok(()) => Err(out_of_step().to_string()),
-                    Err(err) => Err(err.to_string()),
-                }
-            }
+            Some(connection) => match end::<DB>(connection, End::Commit).await {
+                (Ok(()), 0) => Ok(()),
+                (Ok(()), _) => Err(out_of_step().to_string()),
+                (Err(err), _) => Err(err.to_string()),
+            },
             None => Err(out_of_step().to_string()),
         };
         if let Err(err) = &outcome {
@@ -147,15 +137,7 @@ impl<DB: Database> Batch<DB> {
     pub async fn roll_back(&mut self) {
         self.open = None;
         if let Some(connection) = &mut self.connection {
-            let mut ending = Ending::<DB> {
-                connection,
-                known: false,
-            };
-            let rolled_back = DB::TransactionManager::rollback(ending.connection).await;
-            ending.known = rolled_back.is_ok();
-            let depth = DB::TransactionManager::get_transaction_depth(ending.connection);
-            drop(ending);
-            if rolled_back.is_err() || depth != 0 {
+            if !matches!(end::<DB>(connection, End::Rollback).await, (Ok(()), 0)) {
                 self.close_out_of_step();
             }
         }
@@ -188,6 +170,31 @@ impl Batch<sqlx::Sqlite> {
             assert!(ended.is_ok(), "{ended:?}");
         }
     }
+}
+
+/// How a batch ends.
+enum End {
+    Commit,
+    Rollback,
+}
+
+/// Ends the transaction on `connection` as `how` says: how that went, and the depth
+/// sqlx counts after it (0 when all is well).
+async fn end<DB: Database>(
+    connection: &mut DB::Connection,
+    how: End,
+) -> (Result<(), sqlx::Error>, usize) {
+    let mut ending = Ending::<DB> {
+        connection,
+        known: false,
+    };
+    let ended = match how {
+        End::Commit => DB::TransactionManager::commit(ending.connection).await,
+        End::Rollback => DB::TransactionManager::rollback(ending.connection).await,
+    };
+    ending.known = ended.is_ok();
+    let depth = DB::TransactionManager::get_transaction_depth(ending.connection);
+    (ended, depth)
 }
 
 fn out_of_step() -> StoreError {

@@ -9,7 +9,11 @@ use std::time::Duration;
 
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::ConnectOptions as _;
+use sqlx::Sqlite;
+use tokio::sync::MutexGuard;
 use tokio::task::JoinHandle;
+
+use super::batch::Batch;
 
 use crate::store::sqlite::{in_folder, SqliteStore};
 use crate::store::{Store as _, StoreError, User};
@@ -56,7 +60,21 @@ async fn settle_tasks() {
     }
 }
 
-fn writer(store: &SqliteStore) -> &super::GroupCommit<sqlx::Sqlite> {
+/// The turn, held with the batch that the writers `queue` spawns left open, before
+/// its commit: held while they queue, given up, and taken again behind them — before
+/// the committer, which is woken only once the first of them is done.
+async fn behind<T>(
+    store: &SqliteStore,
+    queue: impl FnOnce() -> T,
+) -> (MutexGuard<'_, Batch<Sqlite>>, T) {
+    let ahead = writer(store).hold().await;
+    let queued = queue();
+    settle_tasks().await;
+    drop(ahead);
+    (writer(store).hold().await, queued)
+}
+
+fn writer(store: &SqliteStore) -> &super::GroupCommit<Sqlite> {
     store.writer.as_deref().expect("SQLite has a writer")
 }
 
@@ -141,19 +159,16 @@ async fn writes_in_line_together_share_one_commit_and_a_failed_one_spoils_none()
     let dir = tempfile::tempdir().expect("a folder");
     let (store, file) = store(&dir).await;
     store.insert_user(&user(0), 0).await.expect("user 0");
-    let ahead = writer(&store).hold().await;
-    let first = insert(&store, 1);
-    let duplicate = insert(&store, 0);
-    let second = insert(&store, 2);
-    let sees_first = tokio::spawn({
-        let store = store.clone();
-        async move { store.set_password_hash("user-1", "$argon2id$new", 3).await }
-    });
-    settle_tasks().await;
-    // Given up and taken again: the turn comes back here after the four writes in line,
-    // before the committer, which is woken only once the first of them is done.
-    drop(ahead);
-    let batch = writer(&store).hold().await;
+    let (batch, ((first, duplicate, second), sees_first)) = behind(&store, || {
+        // In this order: the password's change comes after user 1's insert.
+        let inserts = (insert(&store, 1), insert(&store, 0), insert(&store, 2));
+        let sees_first = tokio::spawn({
+            let store = store.clone();
+            async move { store.set_password_hash("user-1", "$argon2id$new", 3).await }
+        });
+        (inserts, sees_first)
+    })
+    .await;
     assert!(batch.is_open(), "the four writes left one batch open");
     settle_tasks().await;
     // The failed write waits too: what it found (user 0) might have been the batch's.
@@ -186,12 +201,8 @@ async fn writes_in_line_together_share_one_commit_and_a_failed_one_spoils_none()
 async fn a_batch_that_never_commits_answers_none_of_its_writers_with_success() {
     let dir = tempfile::tempdir().expect("a folder");
     let (store, file) = store(&dir).await;
-    let ahead = writer(&store).hold().await;
-    let lost = insert(&store, 1);
-    let refused = insert(&store, 1);
-    settle_tasks().await;
-    drop(ahead);
-    let mut batch = writer(&store).hold().await;
+    let (mut batch, (lost, refused)) =
+        behind(&store, || (insert(&store, 1), insert(&store, 1))).await;
     // What a crash does to a batch written but not committed: it is rolled back.
     assert!(batch.is_open(), "the writes wait in an open batch");
     batch.start_roll_back();
@@ -215,11 +226,7 @@ async fn a_batch_that_never_commits_answers_none_of_its_writers_with_success() {
 async fn a_writer_dropped_while_it_waits_for_the_commit_is_committed_with_its_batch() {
     let dir = tempfile::tempdir().expect("a folder");
     let (store, file) = store(&dir).await;
-    let ahead = writer(&store).hold().await;
-    let gone = insert(&store, 1);
-    settle_tasks().await;
-    drop(ahead);
-    let batch = writer(&store).hold().await;
+    let (batch, gone) = behind(&store, || insert(&store, 1)).await;
     gone.abort();
     assert!(gone.await.is_err_and(|err| err.is_cancelled()));
     drop(batch);
@@ -235,11 +242,7 @@ async fn a_writer_dropped_while_it_waits_for_the_commit_is_committed_with_its_ba
 async fn a_connection_out_of_step_with_its_transaction_is_opened_again_not_trusted() {
     let dir = tempfile::tempdir().expect("a folder");
     let (store, file) = store(&dir).await;
-    let ahead = writer(&store).hold().await;
-    let lost = insert(&store, 1);
-    settle_tasks().await;
-    drop(ahead);
-    let mut batch = writer(&store).hold().await;
+    let (mut batch, lost) = behind(&store, || insert(&store, 1)).await;
     // SQLite ends the transaction by itself, as on a full disk, unknown to sqlx's
     // count of the connection's depth: trusted, the next `BEGIN` would be a savepoint
     // and its commit a release, answered but never committed.
