@@ -22,6 +22,7 @@ use origin::outbox::signature::Secrets;
 use origin::policy::delivery::Schedule;
 use serde_json::{json, Value};
 use support::{serve, signed, simulator, Origin, OPERATOR_TOKEN};
+use tokio::io::AsyncReadExt as _;
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -143,6 +144,48 @@ async fn received(shared: &Shared, count: usize) -> Vec<(String, String, String)
         },
     )
     .await
+}
+
+#[tokio::test]
+async fn a_stopped_delivery_leaves_no_request_out() {
+    // A receiver that reads a request and never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let webhooks = MerchantWebhooks {
+        url: format!("http://{}/hooks", listener.local_addr().unwrap())
+            .parse()
+            .expect("a URL"),
+        secrets: Secrets::parse(SECRET).expect("the secret"),
+        concurrency: 4,
+        // Far longer than the test waits: only the stop can end the request.
+        timeout: Duration::from_secs(120),
+        schedule: quick(),
+    };
+    let origin = Origin::with_merchant_webhooks(&simulator().await, webhooks).await;
+    pay(&origin, "order-stopped", "key-stopped").await;
+    let (mut connection, _) = tokio::time::timeout(Duration::from_secs(20), listener.accept())
+        .await
+        .expect("the delivery connects")
+        .unwrap();
+    let mut request = vec![0u8; 64 * 1024];
+    let read = connection.read(&mut request).await.unwrap();
+    assert!(read > 0, "the request was sent");
+
+    drop(origin);
+    // The origin's side closes the connection: the request under way was dropped with
+    // the loop, not left to run until its timeout.
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match connection.read(&mut request).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "the request is still out after the delivery stopped"
+    );
 }
 
 #[tokio::test]

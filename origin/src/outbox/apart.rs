@@ -5,13 +5,15 @@
 //! machine's cores as any process would; the loop that decides what to send, and every
 //! write of the store, stay where they were.
 //!
-//! The thread ends when its [`Apart`] is dropped; a request still out then is
-//! abandoned, and its event delivered again once its lease runs out, as after a crash.
+//! The thread ends when its [`Apart`] is dropped, and a request when the caller waiting
+//! for it is; a request abandoned so has its event delivered again once its lease runs
+//! out, as after a crash.
 
 use std::future::Future;
 
 use tokio::runtime::{Builder, Handle};
 use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
 
 /// A thread and runtime for the merchant's HTTP, until dropped.
 pub struct Apart {
@@ -40,12 +42,23 @@ impl Apart {
     }
 
     /// Runs `work` on the thread; `None` when it was abandoned there (the thread has
-    /// stopped) or panicked.
+    /// stopped) or panicked. Dropped before it is done, the work is abandoned there too.
     pub async fn run<T: Send + 'static>(
         &self,
         work: impl Future<Output = T> + Send + 'static,
     ) -> Option<T> {
-        self.handle.spawn(work).await.ok()
+        let running = self.handle.spawn(work);
+        let _abandoned_if_dropped = AbortOnDrop(running.abort_handle());
+        running.await.ok()
+    }
+}
+
+/// Aborts its task when dropped (nothing, once the task is done).
+struct AbortOnDrop(AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -75,5 +88,26 @@ mod tests {
             handle.spawn(async {}).await.is_err(),
             "the thread has stopped"
         );
+    }
+
+    #[tokio::test]
+    async fn work_is_abandoned_when_its_caller_is_dropped() {
+        let apart = Apart::start("apart-test").unwrap();
+        // Tells, by being dropped, that the work holding it was.
+        let (held, dropped) = oneshot::channel::<()>();
+        let (started, waits) = oneshot::channel::<()>();
+        let mut caller = Box::pin(apart.run(async move {
+            let _held = held;
+            let _ = started.send(());
+            std::future::pending::<()>().await;
+        }));
+        tokio::select! {
+            _ = &mut caller => panic!("the work never ends"),
+            started = waits => started.unwrap(),
+        }
+        drop(caller);
+        assert!(dropped.await.is_err(), "the work was dropped on the thread");
+        // The thread serves on.
+        assert_eq!(apart.run(async { 7 }).await, Some(7));
     }
 }

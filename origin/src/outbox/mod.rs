@@ -15,7 +15,8 @@
 //!   a failure is retried with backoff and jitter for 3 days (`policy::delivery`), then
 //!   kept as a dead letter; 410 Gone disables the endpoint until an operator enables it.
 //!   Delivery runs beside the payments, on its own connections and tasks, its requests
-//!   to the merchant on a thread and runtime of their own (`apart.rs`).
+//!   to the merchant built, signed and sent on a thread and runtime of their own
+//!   (`apart.rs`); the attempts under way stop with the loop.
 
 mod apart;
 pub mod config;
@@ -27,9 +28,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 use self::apart::Apart;
 use self::config::MerchantWebhooks;
+use self::signature::Secrets;
 use crate::clock::now_ms;
 use crate::metrics::Metrics;
 use crate::policy::delivery::{verdict, Verdict};
@@ -52,12 +55,12 @@ pub struct Delivery {
     store: Arc<dyn Store>,
     metrics: Arc<Metrics>,
     config: MerchantWebhooks,
-    http: reqwest::Client,
+    /// What signs and sends each message, on the thread of `apart`.
+    merchant: Arc<Merchant>,
     /// Where the requests to the merchant run (`apart.rs`).
     apart: Apart,
     /// This instance's name on its leases.
     holder: String,
-    currency: String,
     /// When this instance was answered 410 (0: not since it last saw the endpoint
     /// enabled): what it claimed meanwhile is put back unsent. The database tells the
     /// other instances; this is what a claim made just before it learned is checked by.
@@ -81,14 +84,19 @@ impl Delivery {
             .build()?;
         let mut random = [0u8; 8];
         getrandom::fill(&mut random).map_err(|err| anyhow::anyhow!("no randomness: {err}"))?;
+        let merchant = Merchant {
+            http,
+            url: config.url.clone(),
+            secrets: config.secrets.clone(),
+            currency: currency.to_owned(),
+        };
         Ok(Self {
             store,
             metrics,
             config,
-            http,
+            merchant: Arc::new(merchant),
             apart: Apart::start("merchant-webhooks")?,
             holder: format!("webhooks-{}", u64::from_le_bytes(random)),
-            currency: currency.to_owned(),
             gone_at: AtomicI64::new(0),
             recording_gone: tokio::sync::Mutex::new(()),
             ended: Mutex::new(Vec::new()),
@@ -96,10 +104,14 @@ impl Delivery {
     }
 
     /// Delivers until dropped (then [`Delivery::flush`] records the attempts that ended).
+    /// The attempts under way are dropped with it: their events are sent again when
+    /// their leases run out, as after a crash.
     pub async fn run(self: Arc<Self>) {
         let slots = Arc::new(Semaphore::new(self.config.concurrency as usize));
+        let mut under_way = JoinSet::new();
         loop {
-            match self.next_batch(&slots).await {
+            while under_way.try_join_next().is_some() {}
+            match self.next_batch(&slots, &mut under_way).await {
                 Ok(0) => tokio::time::sleep(IDLE).await,
                 Ok(_) => tokio::time::sleep(TICK).await,
                 Err(err) => {
@@ -166,7 +178,11 @@ impl Delivery {
     /// Once a slot is free: in one write, records the attempts that ended, publishes,
     /// and claims what is due into the free slots (nothing while the endpoint is
     /// disabled); then starts each delivery. How many were started.
-    async fn next_batch(self: &Arc<Self>, slots: &Arc<Semaphore>) -> Result<usize, StoreError> {
+    async fn next_batch(
+        self: &Arc<Self>,
+        slots: &Arc<Semaphore>,
+        under_way: &mut JoinSet<()>,
+    ) -> Result<usize, StoreError> {
         // Wait for a slot before claiming, so nothing claimed waits out its lease.
         drop(slots.acquire().await);
         let checked_at = now_ms();
@@ -203,7 +219,7 @@ impl Delivery {
                 break;
             };
             let delivery = self.clone();
-            tokio::spawn(async move {
+            under_way.spawn(async move {
                 delivery.deliver(&event).await;
                 drop(slot);
             });
@@ -219,27 +235,8 @@ impl Delivery {
             self.failed(event, None, held, Some(now_ms()));
             return;
         }
-        let body = message::message(event, &self.currency).to_string();
-        let timestamp = now_ms() / 1_000;
-        let signature = self.config.secrets.sign(&id, timestamp, body.as_bytes());
-        let request = self
-            .http
-            .post(self.config.url.clone())
-            .header("content-type", "application/json")
-            .header("webhook-id", &id)
-            .header("webhook-timestamp", timestamp.to_string())
-            .header("webhook-signature", signature)
-            .body(body);
-        let sent = self.apart.run(async move {
-            match request.send().await {
-                Ok(mut response) => {
-                    let status = response.status().as_u16();
-                    read_bounded(&mut response).await;
-                    Ok(status)
-                }
-                Err(err) => Err(describe(&err)),
-            }
-        });
+        let (merchant, message) = (self.merchant.clone(), event.clone());
+        let sent = self.apart.run(async move { merchant.post(&message).await });
         // Abandoned when the delivery stops (or the request panicked): the event is
         // sent again after its lease.
         let Some(answer) = sent.await else {
@@ -289,6 +286,40 @@ impl Delivery {
                 }
                 self.failed(event, status, &error, next);
             }
+        }
+    }
+}
+
+/// What the requests to the merchant need, shared with the thread they run on.
+struct Merchant {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    secrets: Secrets,
+    currency: String,
+}
+
+impl Merchant {
+    /// Builds, signs and posts `event`'s message: the answer's status, or why none came.
+    async fn post(&self, event: &OutboxEvent) -> Result<u16, String> {
+        let id = message::message_id(event);
+        let body = message::message(event, &self.currency).to_string();
+        let timestamp = now_ms() / 1_000;
+        let signature = self.secrets.sign(&id, timestamp, body.as_bytes());
+        let request = self
+            .http
+            .post(self.url.clone())
+            .header("content-type", "application/json")
+            .header("webhook-id", &id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(body);
+        match request.send().await {
+            Ok(mut response) => {
+                let status = response.status().as_u16();
+                read_bounded(&mut response).await;
+                Ok(status)
+            }
+            Err(err) => Err(describe(&err)),
         }
     }
 }
