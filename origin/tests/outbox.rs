@@ -167,7 +167,10 @@ async fn a_stopped_delivery_leaves_no_request_out() {
         .expect("the delivery connects")
         .unwrap();
     let mut request = vec![0u8; 64 * 1024];
-    let read = connection.read(&mut request).await.unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(20), connection.read(&mut request))
+        .await
+        .expect("the request arrives")
+        .unwrap();
     assert!(read > 0, "the request was sent");
 
     drop(origin);

@@ -104,8 +104,9 @@ impl Delivery {
     }
 
     /// Delivers until dropped (then [`Delivery::flush`] records the attempts that ended).
-    /// The attempts under way are dropped with it: their events are sent again when
-    /// their leases run out, as after a crash.
+    /// The attempts under way are dropped with it — one ending just then may go
+    /// unrecorded —: their events are sent again when their leases run out, as after
+    /// a crash.
     pub async fn run(self: Arc<Self>) {
         let slots = Arc::new(Semaphore::new(self.config.concurrency as usize));
         let mut under_way = JoinSet::new();
@@ -237,10 +238,10 @@ impl Delivery {
         }
         let (merchant, message) = (self.merchant.clone(), event.clone());
         let sent = self.apart.run(async move { merchant.post(&message).await });
-        // Abandoned when the delivery stops (or the request panicked): the event is
-        // sent again after its lease.
+        // The request panicked (a delivery that stops drops this task, and the request
+        // with it): the event is sent again after its lease.
         let Some(answer) = sent.await else {
-            tracing::warn!(%id, "a webhook's request was abandoned: sent again when its lease runs out");
+            tracing::warn!(%id, "a webhook's request failed unanswered: sent again when its lease runs out");
             return;
         };
         let now = now_ms();
