@@ -35,6 +35,7 @@
 //!   someone (the oldest UNKNOWN payment, reconciliation items), sampled into it;
 //!   [`history`] — the last 15 minutes of the PG guard and the drops, for the console.
 //! - [`log_writer`] — log output that drops and counts what it cannot write, never fails.
+//! - [`owned_task`] — a spawned task aborted when its owner is dropped.
 //! - [`supervisor`] — the recovery loop's cycles, each caught if it panics; its heartbeat.
 //! - [`config`] — the environment, parsed once into [`config::OriginConfig`].
 //! - [`setting`] — one bounded setting read from the environment, for `config` and `outbox`.
@@ -58,6 +59,7 @@ pub mod metrics;
 pub mod operator_auth;
 pub mod outbox;
 pub mod overload;
+pub mod owned_task;
 pub mod policy;
 pub mod recovery;
 pub mod request_id;

@@ -13,7 +13,8 @@ use std::future::Future;
 
 use tokio::runtime::{Builder, Handle};
 use tokio::sync::oneshot;
-use tokio::task::AbortHandle;
+
+use crate::owned_task::OwnedTask;
 
 /// A thread and runtime for the merchant's HTTP, until dropped.
 pub struct Apart {
@@ -48,17 +49,8 @@ impl Apart {
         work: impl Future<Output = T> + Send + 'static,
     ) -> Option<T> {
         let running = self.handle.spawn(work);
-        let _abandoned_if_dropped = AbortOnDrop(running.abort_handle());
+        let _abandoned_if_dropped = OwnedTask::of(&running);
         running.await.ok()
-    }
-}
-
-/// Aborts its task when dropped (nothing, once the task is done).
-struct AbortOnDrop(AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

@@ -32,7 +32,6 @@ use tokio::task::JoinSet;
 
 use self::apart::Apart;
 use self::config::MerchantWebhooks;
-use self::signature::Secrets;
 use crate::clock::now_ms;
 use crate::metrics::Metrics;
 use crate::policy::delivery::{verdict, Verdict};
@@ -54,8 +53,8 @@ const LEASE_MARGIN_MS: i64 = 20_000;
 pub struct Delivery {
     store: Arc<dyn Store>,
     metrics: Arc<Metrics>,
-    config: MerchantWebhooks,
-    /// What signs and sends each message, on the thread of `apart`.
+    /// The endpoint, its settings, and what signs and sends each message (on the
+    /// thread of `apart`).
     merchant: Arc<Merchant>,
     /// Where the requests to the merchant run (`apart.rs`).
     apart: Apart,
@@ -86,14 +85,12 @@ impl Delivery {
         getrandom::fill(&mut random).map_err(|err| anyhow::anyhow!("no randomness: {err}"))?;
         let merchant = Merchant {
             http,
-            url: config.url.clone(),
-            secrets: config.secrets.clone(),
+            config,
             currency: currency.to_owned(),
         };
         Ok(Self {
             store,
             metrics,
-            config,
             merchant: Arc::new(merchant),
             apart: Apart::start("merchant-webhooks")?,
             holder: format!("webhooks-{}", u64::from_le_bytes(random)),
@@ -108,7 +105,7 @@ impl Delivery {
     /// unrecorded —: their events are sent again when their leases run out, as after
     /// a crash.
     pub async fn run(self: Arc<Self>) {
-        let slots = Arc::new(Semaphore::new(self.config.concurrency as usize));
+        let slots = Arc::new(Semaphore::new(self.config().concurrency as usize));
         let mut under_way = JoinSet::new();
         loop {
             while under_way.try_join_next().is_some() {}
@@ -160,6 +157,10 @@ impl Delivery {
         passed
     }
 
+    fn config(&self) -> &MerchantWebhooks {
+        &self.merchant.config
+    }
+
     fn ended(&self) -> std::sync::MutexGuard<'_, Vec<Attempt>> {
         self.ended
             .lock()
@@ -190,7 +191,7 @@ impl Delivery {
         // Read before the pass: a 410 recorded among its attempts was written first.
         let disabled = self
             .store
-            .endpoint_disabled(self.config.url.as_str())
+            .endpoint_disabled(self.config().url.as_str())
             .await?
             .is_some();
         let gone_at = self.gone_at.load(Ordering::SeqCst);
@@ -205,7 +206,7 @@ impl Delivery {
             now_ms: now,
             lease: Lease {
                 holder: &self.holder,
-                until_ms: now + self.config.timeout.as_millis() as i64 + LEASE_MARGIN_MS,
+                until_ms: now + self.config().timeout.as_millis() as i64 + LEASE_MARGIN_MS,
             },
             limit: slots.available_permits().max(1) as u32,
         };
@@ -261,8 +262,8 @@ impl Delivery {
                 // background lane): the others wait for it, and find it made.
                 let recording = self.recording_gone.lock().await;
                 if self.gone_at.load(Ordering::SeqCst) == 0 {
-                    tracing::error!(url = %self.config.url, "the merchant's endpoint answered 410 Gone: disabled until an operator enables it");
-                    let url = self.config.url.as_str();
+                    tracing::error!(url = %self.config().url, "the merchant's endpoint answered 410 Gone: disabled until an operator enables it");
+                    let url = self.config().url.as_str();
                     let gone = self.store.set_endpoint_disabled(url, Some((now, why)));
                     if let Err(err) = gone.await {
                         tracing::warn!(%id, error = %err, "the endpoint's 410 could not be recorded: the webhook is tried again when its lease runs out");
@@ -277,7 +278,7 @@ impl Delivery {
             Verdict::Failed { status, error } => {
                 let attempts = u32::try_from(event.attempts).unwrap_or(u32::MAX);
                 let next =
-                    self.config
+                    self.config()
                         .schedule
                         .next_attempt(attempts, event.occurred_at, now, jitter());
                 self.metrics
@@ -291,11 +292,11 @@ impl Delivery {
     }
 }
 
-/// What the requests to the merchant need, shared with the thread they run on.
+/// The merchant's endpoint, as configured, and the client that sends to it: shared
+/// with the thread the requests run on.
 struct Merchant {
     http: reqwest::Client,
-    url: reqwest::Url,
-    secrets: Secrets,
+    config: MerchantWebhooks,
     currency: String,
 }
 
@@ -305,10 +306,10 @@ impl Merchant {
         let id = message::message_id(event);
         let body = message::message(event, &self.currency).to_string();
         let timestamp = now_ms() / 1_000;
-        let signature = self.secrets.sign(&id, timestamp, body.as_bytes());
+        let signature = self.config.secrets.sign(&id, timestamp, body.as_bytes());
         let request = self
             .http
-            .post(self.url.clone())
+            .post(self.config.url.clone())
             .header("content-type", "application/json")
             .header("webhook-id", &id)
             .header("webhook-timestamp", timestamp.to_string())

@@ -18,21 +18,23 @@
 use std::time::Duration;
 
 use sqlx::{Row as _, SqlitePool};
-use tokio::task::JoinHandle;
 
 use super::StoreError;
+use crate::owned_task::OwnedTask;
 
 /// How often the WAL is copied back: at 100 confirms a second, a few hundred pages.
 pub const EVERY: Duration = Duration::from_millis(250);
 
 /// The checkpointing task of one store, aborted on drop.
 #[derive(Debug)]
-pub struct Checkpoints(JoinHandle<()>);
+pub struct Checkpoints {
+    _task: OwnedTask,
+}
 
 impl Checkpoints {
     /// Checkpoints `pool`'s database every [`EVERY`] until dropped.
     pub fn start(pool: SqlitePool) -> Self {
-        Self(tokio::spawn(async move {
+        let task = async move {
             let mut failing = false;
             loop {
                 tokio::time::sleep(EVERY).await;
@@ -45,13 +47,10 @@ impl Checkpoints {
                     Err(_) => {}
                 }
             }
-        }))
-    }
-}
-
-impl Drop for Checkpoints {
-    fn drop(&mut self) {
-        self.0.abort();
+        };
+        Self {
+            _task: OwnedTask::spawn(task),
+        }
     }
 }
 

@@ -46,9 +46,9 @@ use std::time::Duration;
 
 use sqlx::{Connection, Database, Transaction};
 use tokio::sync::{watch, Mutex, MutexGuard, Notify};
-use tokio::task::JoinHandle;
 
 use super::StoreError;
+use crate::owned_task::OwnedTask;
 use batch::{Batch, Outcome};
 
 mod batch;
@@ -75,7 +75,8 @@ pub struct GroupCommit<DB: Database> {
     wait: Duration,
     /// Wakes the committer: a batch was left open for it.
     left_open: Arc<Notify>,
-    committer: JoinHandle<()>,
+    /// The task that commits the batches left open, aborted with this.
+    _committer: OwnedTask,
 }
 
 impl<DB: Database> GroupCommit<DB> {
@@ -89,14 +90,14 @@ impl<DB: Database> GroupCommit<DB> {
     ) -> Self {
         let turn = Arc::new(Mutex::new(Batch::new(connection, options)));
         let left_open = Arc::new(Notify::new());
-        let committer = tokio::spawn(commit_batches(Arc::downgrade(&turn), left_open.clone()));
+        let committer = commit_batches(Arc::downgrade(&turn), left_open.clone());
         Self {
             turn,
             writers_in_line: AtomicUsize::new(0),
             background: Mutex::new(()),
             wait,
             left_open,
-            committer,
+            _committer: OwnedTask::spawn(committer),
         }
     }
 
@@ -139,12 +140,6 @@ impl<DB: Database> GroupCommit<DB> {
     #[cfg(test)]
     pub(super) async fn hold(&self) -> MutexGuard<'_, Batch<DB>> {
         self.wait_in_line().await
-    }
-}
-
-impl<DB: Database> Drop for GroupCommit<DB> {
-    fn drop(&mut self) {
-        self.committer.abort();
     }
 }
 
