@@ -29,6 +29,8 @@ use axum::Router;
 use origin::outbox::config::MerchantWebhooks;
 use origin::outbox::signature::Secrets;
 use origin::policy::delivery::Schedule;
+use proptest::prelude::RngExt as _;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 use support::{signed, simulator, Origin};
 
 const ROUNDS: usize = 8;
@@ -192,31 +194,22 @@ fn quantile(values: &mut [f64], q: f64) -> f64 {
 /// How far the p99 ratio of `times` to `base` could be from this run's by chance: the
 /// 2.5th and 97.5th percentiles of the ratio over [`RESAMPLES`] bootstrap resamples of
 /// both (the 99th percentile of 1,600 confirms is their 16th slowest, so a few slow
-/// confirms more or fewer move it).
+/// confirms more or fewer move it). The resamples are drawn from a seeded generator,
+/// so a run's interval is reproducible from its confirms.
 fn p99_ratio_interval(times: &[f64], base: &[f64]) -> (f64, f64) {
-    let mut seed = 0x5eed_u64;
+    let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let mut ratios: Vec<f64> = (0..RESAMPLES)
         .map(|_| {
-            let p99 = quantile(&mut resample(times, &mut seed), 0.99);
-            p99 / quantile(&mut resample(base, &mut seed), 0.99)
+            let p99 = quantile(&mut resample(times, &mut rng), 0.99);
+            p99 / quantile(&mut resample(base, &mut rng), 0.99)
         })
         .collect();
     (quantile(&mut ratios, 0.025), quantile(&mut ratios, 0.975))
 }
 
 /// As many values drawn from `values`, with replacement.
-fn resample(values: &[f64], seed: &mut u64) -> Vec<f64> {
+fn resample(values: &[f64], rng: &mut TestRng) -> Vec<f64> {
     (0..values.len())
-        .map(|_| values[(splitmix64(seed) % values.len() as u64) as usize])
+        .map(|_| values[rng.random_range(0..values.len())])
         .collect()
-}
-
-/// The next number of SplitMix64: a seeded sequence, so that a run's interval is
-/// reproducible from its confirms.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }

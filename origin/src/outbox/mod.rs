@@ -108,7 +108,11 @@ impl Delivery {
         let slots = Arc::new(Semaphore::new(self.config().concurrency as usize));
         let mut under_way = JoinSet::new();
         loop {
-            while under_way.try_join_next().is_some() {}
+            while let Some(ended) = under_way.try_join_next() {
+                if ended.is_err_and(|err| err.is_panic()) {
+                    self.panicked(None);
+                }
+            }
             match self.next_batch(&slots, &mut under_way).await {
                 Ok(0) => tokio::time::sleep(IDLE).await,
                 Ok(_) => tokio::time::sleep(TICK).await,
@@ -155,6 +159,16 @@ impl Delivery {
         // Only appended to meanwhile: the written ones are still the first.
         self.ended().drain(..ended.len());
         passed
+    }
+
+    /// A delivery panicked, its request or the rest: counted, and its event sent again
+    /// when its lease runs out.
+    fn panicked(&self, id: Option<&str>) {
+        self.metrics.task_panicked("webhook");
+        tracing::error!(
+            id,
+            "a webhook's delivery panicked: sent again when its lease runs out"
+        );
     }
 
     fn config(&self) -> &MerchantWebhooks {
@@ -242,7 +256,7 @@ impl Delivery {
         // The request panicked (a delivery that stops drops this task, and the request
         // with it): the event is sent again after its lease.
         let Some(answer) = sent.await else {
-            tracing::warn!(%id, "a webhook's request failed unanswered: sent again when its lease runs out");
+            self.panicked(Some(&id));
             return;
         };
         let now = now_ms();
